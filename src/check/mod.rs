@@ -1,0 +1,120 @@
+//! One module per condition kind behind one small interface: [`Check`] binds a target to its
+//! options and implements the engine's [`Condition`] by delegating to the kind's module.
+
+mod file;
+mod grpc;
+mod http;
+mod tcp;
+mod unix;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::cli::Method;
+use crate::engine::{Condition, NoWatch, Reason, Watch};
+use crate::header::Header;
+use crate::matcher::Matcher;
+use crate::status::StatusRanges;
+use crate::target::{Kind, Target};
+
+/// The options that shape every attempt, validated once by the plan.
+#[derive(Debug, Default)]
+pub struct Options {
+    /// Accepted HTTP statuses.
+    pub statuses: StatusRanges,
+    /// What an HTTP body or file content must hold, if anything.
+    pub matcher: Option<Matcher>,
+    /// Extra HTTP request headers.
+    pub headers: Vec<Header>,
+    /// HTTP method.
+    pub method: HttpMethod,
+    /// Send HTTP(S) and gRPC requests through this Unix socket instead of TCP.
+    pub unix_socket: Option<PathBuf>,
+    /// Accept any TLS certificate.
+    pub insecure: bool,
+    /// Extra trusted roots (PEM).
+    pub cacert: Option<PathBuf>,
+}
+
+/// The HTTP methods readygate sends.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum HttpMethod {
+    /// GET: the body can be matched.
+    #[default]
+    Get,
+    /// HEAD: status only.
+    Head,
+}
+
+impl From<Method> for HttpMethod {
+    fn from(method: Method) -> Self {
+        match method {
+            Method::Get => HttpMethod::Get,
+            Method::Head => HttpMethod::Head,
+        }
+    }
+}
+
+/// State shared by all checks of one run: the options, and what is set up lazily for them.
+#[derive(Debug)]
+pub struct Context {
+    /// The validated options.
+    pub options: Options,
+}
+
+impl Context {
+    /// A context for these options; nothing costly is set up until a target needs it.
+    pub fn new(options: Options) -> Arc<Context> {
+        Arc::new(Context { options })
+    }
+}
+
+/// One target bound to the run's context: what the engine retries.
+pub struct Check {
+    /// The target to check.
+    pub target: Target,
+    /// The shared options.
+    pub context: Arc<Context>,
+}
+
+/// The watch of any check kind: file-system events for files, nothing for the others.
+pub enum CheckWatch {
+    /// Polling only.
+    None(NoWatch),
+    /// inotify on the file's nearest existing folder.
+    File(file::FileWatch),
+}
+
+impl Watch for CheckWatch {
+    async fn changed(&mut self) {
+        match self {
+            CheckWatch::None(watch) => watch.changed().await,
+            CheckWatch::File(watch) => watch.changed().await,
+        }
+    }
+}
+
+impl Condition for Check {
+    type Watch = CheckWatch;
+
+    fn watch(&self) -> CheckWatch {
+        match &self.target.kind {
+            Kind::File(path) => match file::FileWatch::new(path) {
+                Some(watch) => CheckWatch::File(watch),
+                None => CheckWatch::None(NoWatch),
+            },
+            _ => CheckWatch::None(NoWatch),
+        }
+    }
+
+    async fn attempt(&self) -> Result<(), Reason> {
+        let options = &self.context.options;
+        match &self.target.kind {
+            Kind::Tcp(endpoint) => tcp::check(endpoint).await,
+            Kind::Http(target) => http::check(target, &self.context).await,
+            Kind::File(path) => file::check(path, options.matcher.as_ref()),
+            Kind::Unix(path) => unix::check(path).await,
+            Kind::Grpc(target) => grpc::check(target, &self.context).await,
+        }
+    }
+}

@@ -1,0 +1,239 @@
+//! What the user typed: the clap definitions, with `READYGATE_*` environment fallbacks.
+//! [`crate::plan`] turns these into a validated plan before any I/O.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::duration::parse_duration;
+use crate::header::Header;
+use crate::matcher::Matcher;
+use crate::status::StatusRanges;
+
+/// The whole command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "readygate",
+    version,
+    about = "Make Kubernetes workloads start in the right order: wait until TCP ports, HTTP \
+             endpoints, files, Unix sockets and gRPC services are ready.",
+    disable_help_subcommand = true
+)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands of the contract.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Retry every target until it is ready (or, with --invert, not ready), or the deadline passes;
+    /// then exec COMMAND if one is given.
+    Wait(WaitArgs),
+    /// One attempt per target, in parallel, then exit: for exec startup/readiness probes.
+    Probe(ProbeArgs),
+    /// Copy this executable to DIR/readygate (mode 0755, atomically).
+    Install(InstallArgs),
+    /// The run-time handshake for one sidecar that works with and without built-in sidecars.
+    #[command(subcommand)]
+    Sidecar(SidecarCommand),
+}
+
+/// `readygate wait`.
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    /// Options shared with `probe`.
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// With -- COMMAND: run COMMAND as a child instead of exec, and POST to URL when it exits.
+    #[arg(long, env = "READYGATE_ON_EXIT", value_name = "URL")]
+    pub on_exit: Option<String>,
+    /// What to exec once ready (no shell).
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+}
+
+/// `readygate probe`.
+#[derive(Debug, Args)]
+pub struct ProbeArgs {
+    /// Options shared with `wait`.
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// The options `wait` and `probe` share.
+#[derive(Debug, Args)]
+pub struct CommonArgs {
+    /// Targets: tcp://HOST:PORT, HOST:PORT, http(s)://…, file:///PATH, /PATH, ./PATH,
+    /// unix:///PATH, grpc(s)://HOST:PORT[/SERVICE]. Default: $READYGATE_TARGETS (comma-separated).
+    #[arg(value_name = "TARGET")]
+    pub targets: Vec<String>,
+
+    /// Overall deadline (wait: default 60s, 0 = none; probe: default 1s).
+    #[arg(short = 't', long, env = "READYGATE_TIMEOUT", value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+
+    /// Bound on one attempt (connect + TLS + request + body); default 1s, never beyond the deadline.
+    #[arg(long, env = "READYGATE_ATTEMPT_TIMEOUT", value_name = "DURATION", value_parser = parse_duration)]
+    pub attempt_timeout: Option<Duration>,
+
+    /// First retry delay; grows exponentially with jitter up to --max-interval.
+    #[arg(long, env = "READYGATE_INTERVAL", value_name = "DURATION", value_parser = parse_duration)]
+    pub interval: Option<Duration>,
+
+    /// Cap on the retry delay.
+    #[arg(long, env = "READYGATE_MAX_INTERVAL", value_name = "DURATION", value_parser = parse_duration)]
+    pub max_interval: Option<Duration>,
+
+    /// Consecutive successful attempts a target needs.
+    #[arg(long, env = "READYGATE_SUCCESS_THRESHOLD", value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub success_threshold: u32,
+
+    /// Ready as soon as any one target is ready (default: all of them).
+    #[arg(long, env = "READYGATE_ANY")]
+    pub any: bool,
+
+    /// Wait until the targets are NOT ready (port closed, file gone, endpoint failing).
+    #[arg(long, env = "READYGATE_INVERT")]
+    pub invert: bool,
+
+    /// Accepted HTTP statuses, e.g. 200, 200-299,304 (default 200-399).
+    #[arg(long, env = "READYGATE_STATUS", value_name = "RANGES", value_parser = StatusRanges::parse)]
+    pub status: Option<StatusRanges>,
+
+    /// The HTTP body (first 1 MiB) or file content must contain TEXT.
+    #[arg(long, env = "READYGATE_CONTAINS", value_name = "TEXT", conflicts_with = "matches")]
+    pub contains: Option<String>,
+
+    /// The HTTP body (first 1 MiB) or file content must match REGEX.
+    #[arg(long, env = "READYGATE_MATCHES", value_name = "REGEX", value_parser = Matcher::regex)]
+    pub matches: Option<Matcher>,
+
+    /// Extra HTTP request header "Name: value", repeatable; Host: overrides the host header.
+    #[arg(short = 'H', long = "header", env = "READYGATE_HEADER", value_name = "HEADER",
+          value_parser = Header::parse)]
+    pub headers: Vec<Header>,
+
+    /// HTTP method.
+    #[arg(long, env = "READYGATE_METHOD", value_enum, default_value_t = Method::Get, ignore_case = true)]
+    pub method: Method,
+
+    /// Send http(s):// and grpc(s):// requests through this Unix socket instead of TCP.
+    #[arg(long, env = "READYGATE_UNIX_SOCKET", value_name = "PATH")]
+    pub unix_socket: Option<PathBuf>,
+
+    /// Do not verify TLS certificates.
+    #[arg(long, env = "READYGATE_INSECURE")]
+    pub insecure: bool,
+
+    /// Trust this PEM bundle in addition to the built-in and system roots.
+    #[arg(long, env = "READYGATE_CACERT", value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+
+    /// When ready, create FILE (and its parent folders): a marker for other containers.
+    #[arg(long, env = "READYGATE_TOUCH", value_name = "FILE")]
+    pub touch: Option<PathBuf>,
+
+    /// When not ready, also write the failure reason to FILE (e.g. /dev/termination-log).
+    #[arg(long, env = "READYGATE_TERMINATION_LOG", value_name = "FILE")]
+    pub termination_log: Option<PathBuf>,
+
+    /// Log only failures.
+    #[arg(short, long, env = "READYGATE_QUIET", conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// Log every attempt.
+    #[arg(short, long, env = "READYGATE_VERBOSE")]
+    pub verbose: bool,
+
+    /// Log line format.
+    #[arg(long, env = "READYGATE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+/// `--method`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Method {
+    /// GET (the default).
+    Get,
+    /// HEAD: no body is ever read.
+    Head,
+}
+
+/// `--log-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// `readygate install`.
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// The folder to put `readygate` into (e.g. a shared emptyDir).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+}
+
+/// `readygate sidecar native|legacy`.
+#[derive(Debug, Subcommand)]
+pub enum SidecarCommand {
+    /// Run as a built-in sidecar (init container with restartPolicy: Always).
+    Native(SidecarNativeArgs),
+    /// Run as a regular container; stand down if the native sidecar runs.
+    Legacy(SidecarLegacyArgs),
+}
+
+/// `readygate sidecar native`.
+#[derive(Debug, Args)]
+pub struct SidecarNativeArgs {
+    /// The state file shared through an emptyDir.
+    #[arg(long, value_name = "FILE")]
+    pub state: PathBuf,
+    /// The real sidecar to exec.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+}
+
+/// `readygate sidecar legacy`.
+#[derive(Debug, Args)]
+pub struct SidecarLegacyArgs {
+    /// The state file shared through an emptyDir.
+    #[arg(long, value_name = "FILE")]
+    pub state: PathBuf,
+    /// How long to wait for the state file to say `native`.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub grace: Duration,
+    /// What to do when the native sidecar runs.
+    #[arg(long, value_enum, default_value_t = OnNative::Sleep)]
+    pub on_native: OnNative,
+    /// The real sidecar to exec when built-in sidecars do not work.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+}
+
+/// `--on-native`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnNative {
+    /// Sleep until terminated (pods with restartPolicy: Always).
+    Sleep,
+    /// Exit 0 at once.
+    Exit,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

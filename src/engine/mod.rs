@@ -1,0 +1,298 @@
+//! The retry loop: deadline, attempt timeout, backoff with jitter, success threshold, any/all
+//! and invert. It knows nothing of protocols: a [`Condition`] is anything that can be attempted.
+
+mod backoff;
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::task::JoinSet;
+use tokio::time::{sleep, sleep_until, timeout, Instant};
+
+pub use backoff::Backoff;
+
+/// How often the "still waiting" line is logged at most.
+const PROGRESS_EVERY: Duration = Duration::from_secs(5);
+
+/// Why one attempt found a target not ready, in words a person can act on.
+pub type Reason = String;
+
+/// Something that can be checked for readiness: one target bound to its options.
+pub trait Condition: Send + Sync + 'static {
+    /// Notices changes between attempts (file-system events); [`NoWatch`] for most kinds.
+    type Watch: Watch;
+
+    /// Starts watching for changes, before the first attempt so none is missed.
+    fn watch(&self) -> Self::Watch;
+
+    /// One attempt; `Err` says why the target is not ready. The engine bounds its duration.
+    fn attempt(&self) -> impl Future<Output = Result<(), Reason>> + Send;
+}
+
+/// A source of "something may have changed, try again now" wake-ups.
+pub trait Watch: Send + 'static {
+    /// Resolves when the condition may have changed; may resolve spuriously.
+    fn changed(&mut self) -> impl Future<Output = ()> + Send;
+}
+
+/// A watch that never fires: the target is only polled.
+pub struct NoWatch;
+
+impl Watch for NoWatch {
+    async fn changed(&mut self) {
+        std::future::pending::<()>().await
+    }
+}
+
+/// The retry settings, validated once by the plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    /// Overall deadline from the start; `None` waits forever.
+    pub deadline: Option<Duration>,
+    /// Bound on one attempt, clipped to what is left of the deadline.
+    pub attempt_timeout: Duration,
+    /// First retry delay.
+    pub interval: Duration,
+    /// Cap on the retry delay.
+    pub max_interval: Duration,
+    /// Consecutive good attempts a target needs.
+    pub success_threshold: u32,
+    /// Done when any one target is ready, instead of all of them.
+    pub any: bool,
+    /// A target is "ready" when its attempts fail.
+    pub invert: bool,
+    /// Stop a target after this many attempts (`probe`: 1); `None` retries until the deadline.
+    pub max_attempts: Option<u32>,
+}
+
+/// How one target ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetReport {
+    /// Reached its goal (ready, or not ready with `--invert`).
+    pub ready: bool,
+    /// The reason of the last attempt that missed the goal, if any.
+    pub last_error: Option<Reason>,
+}
+
+/// How the whole wait ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// The overall goal was met (all targets, or any one with `--any`).
+    pub ready: bool,
+    /// One entry per target, in the order given.
+    pub targets: Vec<TargetReport>,
+}
+
+/// What a target's loop tells the engine as it goes.
+#[derive(Debug, Clone, Default)]
+struct Progress {
+    ready: bool,
+    last_error: Option<Reason>,
+    /// When the attempt now in flight started, if one is.
+    in_flight: Option<Instant>,
+}
+
+/// What a target loop reports to the engine.
+enum Event {
+    /// An attempt starts now.
+    Started,
+    /// An attempt ended; with the reason when it missed the goal.
+    Ended(Option<Reason>),
+}
+
+/// Runs every condition until the policy's goal is met or the deadline passes. `names` label
+/// the conditions in log lines (already redacted).
+pub async fn run<C: Condition>(conditions: Vec<C>, names: &[String], policy: &Policy) -> Report {
+    let start = Instant::now();
+    let deadline = policy.deadline.map(|d| start + d);
+    let shared: Arc<Mutex<Vec<Progress>>> =
+        Arc::new(Mutex::new(vec![Progress::default(); conditions.len()]));
+    let mut tasks = JoinSet::new();
+    let seed = fastrand::u64(..);
+    for (index, condition) in conditions.into_iter().enumerate() {
+        let policy = policy.clone();
+        let shared = Arc::clone(&shared);
+        let seed = seed.wrapping_add(index as u64);
+        tasks.spawn(async move {
+            let ready = target_loop(condition, &policy, deadline, seed, |event| {
+                let mut progress = shared.lock().expect("progress lock");
+                let progress = &mut progress[index];
+                match event {
+                    Event::Started => progress.in_flight = Some(Instant::now()),
+                    Event::Ended(reason) => {
+                        progress.in_flight = None;
+                        if reason.is_some() {
+                            progress.last_error = reason;
+                        }
+                    }
+                }
+            })
+            .await;
+            (index, ready)
+        });
+    }
+
+    let total = names.len();
+    let mut ready_count = 0;
+    let mut finished = 0;
+    let mut progress_at = start + PROGRESS_EVERY;
+    let met = loop {
+        if finished == total {
+            break ready_count == total || (policy.any && ready_count > 0);
+        }
+        // Cancellation: every arm is cancel-safe; dropping `tasks` aborts the target loops.
+        tokio::select! {
+            joined = tasks.join_next() => {
+                finished += 1;
+                // A target loop cannot panic by design; if one did, it is simply not ready.
+                let (index, ready) = match joined {
+                    Some(Ok(done)) => done,
+                    Some(Err(_)) | None => (usize::MAX, false),
+                };
+                if ready {
+                    ready_count += 1;
+                    shared.lock().expect("progress lock")[index].ready = true;
+                    tracing::info!(target: "readygate", "{}: {} after {}", names[index],
+                        if policy.invert { "not ready" } else { "ready" },
+                        humanize(start.elapsed()));
+                    if policy.any || ready_count == total {
+                        break true;
+                    }
+                } else if !policy.any {
+                    break false;
+                }
+            }
+            _ = sleep_until_deadline(deadline) => {
+                note_attempts_cut_by_deadline(&shared);
+                break false;
+            }
+            _ = sleep_until(progress_at) => {
+                progress_at += PROGRESS_EVERY;
+                log_progress(&shared, names, start);
+            }
+        }
+    };
+    tasks.abort_all();
+    let progress = shared.lock().expect("progress lock").clone();
+    Report {
+        ready: met,
+        targets: progress
+            .into_iter()
+            .map(|p| TargetReport {
+                ready: p.ready,
+                last_error: p.last_error,
+            })
+            .collect(),
+    }
+}
+
+/// Attempts one condition until it meets the goal (`true`) or runs out of attempts (`false`).
+/// Deadline expiry is handled by the caller, which drops this future.
+async fn target_loop<C: Condition>(
+    condition: C,
+    policy: &Policy,
+    deadline: Option<Instant>,
+    seed: u64,
+    mut record: impl FnMut(Event),
+) -> bool {
+    let mut watch = condition.watch();
+    let mut backoff = Backoff::new(policy.interval, policy.max_interval, seed);
+    let mut streak = 0;
+    let mut attempts = 0;
+    loop {
+        let bound = match deadline {
+            Some(deadline) => policy
+                .attempt_timeout
+                .min(deadline.saturating_duration_since(Instant::now())),
+            None => policy.attempt_timeout,
+        };
+        record(Event::Started);
+        let outcome = match timeout(bound, condition.attempt()).await {
+            Ok(outcome) => outcome,
+            Err(_) => Err(format!("no answer within {}", humanize(bound))),
+        };
+        attempts += 1;
+        let good = match (outcome, policy.invert) {
+            (Err(reason), true) => {
+                tracing::debug!(target: "readygate", "attempt {attempts}: {reason}");
+                record(Event::Ended(None));
+                true
+            }
+            (Ok(()), false) => {
+                record(Event::Ended(None));
+                true
+            }
+            (Ok(()), true) => {
+                record(Event::Ended(Some("still ready".into())));
+                false
+            }
+            (Err(reason), false) => {
+                tracing::debug!(target: "readygate", "attempt {attempts}: {reason}");
+                record(Event::Ended(Some(reason)));
+                false
+            }
+        };
+        let delay = if good {
+            streak += 1;
+            if streak >= policy.success_threshold {
+                return true;
+            }
+            backoff.reset();
+            policy.interval
+        } else {
+            streak = 0;
+            backoff.next_delay()
+        };
+        if policy.max_attempts.is_some_and(|max| attempts >= max) {
+            return false;
+        }
+        tokio::select! {
+            _ = sleep(delay) => {}
+            _ = watch.changed() => {}
+        }
+    }
+}
+
+/// At the deadline, an attempt still in flight is the reason its target is not ready.
+fn note_attempts_cut_by_deadline(shared: &Mutex<Vec<Progress>>) {
+    for progress in shared.lock().expect("progress lock").iter_mut() {
+        if let Some(started) = progress.in_flight.take() {
+            progress.last_error = Some(format!("no answer within {}", humanize(started.elapsed())));
+        }
+    }
+}
+
+/// Sleeps until the deadline, or forever without one.
+async fn sleep_until_deadline(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn log_progress(shared: &Mutex<Vec<Progress>>, names: &[String], start: Instant) {
+    let progress = shared.lock().expect("progress lock");
+    let waiting: Vec<String> = progress
+        .iter()
+        .zip(names)
+        .filter(|(p, _)| !p.ready)
+        .map(|(p, name)| match &p.last_error {
+            Some(reason) => format!("{name} ({reason})"),
+            None => name.clone(),
+        })
+        .collect();
+    tracing::info!(target: "readygate", "still waiting after {}: {}", humanize(start.elapsed()), waiting.join(", "));
+}
+
+/// A duration rounded for people: `1.5s`, `250ms`.
+pub fn humanize(duration: Duration) -> String {
+    if duration >= Duration::from_secs(1) {
+        format!("{:.1}s", duration.as_secs_f64())
+    } else {
+        format!("{}ms", duration.as_millis())
+    }
+}
+
+#[cfg(test)]
+mod tests;

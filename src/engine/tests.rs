@@ -1,0 +1,309 @@
+//! The retry loop under tokio's paused clock: every timing here is exact and instant.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::*;
+
+const MS: Duration = Duration::from_millis(1);
+
+/// A scripted condition: ready from `ready_at` on (and, if set, unready again from `gone_at`),
+/// each attempt taking `takes`; it records when each attempt started.
+#[derive(Clone)]
+struct Scripted {
+    start: Instant,
+    ready_at: Option<Duration>,
+    gone_at: Option<Duration>,
+    takes: Duration,
+    attempts: Arc<Mutex<Vec<Duration>>>,
+}
+
+impl Scripted {
+    fn new(ready_at: Option<Duration>) -> Self {
+        Scripted {
+            start: Instant::now(),
+            ready_at,
+            gone_at: None,
+            takes: Duration::ZERO,
+            attempts: Arc::default(),
+        }
+    }
+
+    fn attempt_times(&self) -> Vec<Duration> {
+        self.attempts.lock().unwrap().clone()
+    }
+}
+
+impl Condition for Scripted {
+    type Watch = NoWatch;
+
+    fn watch(&self) -> NoWatch {
+        NoWatch
+    }
+
+    async fn attempt(&self) -> Result<(), Reason> {
+        let at = self.start.elapsed();
+        self.attempts.lock().unwrap().push(at);
+        tokio::time::sleep(self.takes).await;
+        let up = self.ready_at.is_some_and(|r| at >= r) && !self.gone_at.is_some_and(|g| at >= g);
+        if up {
+            Ok(())
+        } else {
+            Err("connection refused".into())
+        }
+    }
+}
+
+fn defaults() -> Policy {
+    Policy {
+        deadline: Some(Duration::from_secs(10)),
+        attempt_timeout: Duration::from_secs(1),
+        interval: 10 * MS,
+        max_interval: 100 * MS,
+        success_threshold: 1,
+        any: false,
+        invert: false,
+        max_attempts: None,
+    }
+}
+
+fn names(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("target-{i}")).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn ready_at_once_takes_one_attempt() {
+    let condition = Scripted::new(Some(Duration::ZERO));
+    let report = run(vec![condition.clone()], &names(1), &defaults()).await;
+    assert!(report.ready);
+    assert_eq!(condition.attempt_times(), vec![Duration::ZERO]);
+    assert_eq!(report.targets[0].last_error, None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn retries_follow_the_jittered_exponential_backoff() {
+    let condition = Scripted::new(Some(Duration::from_secs(2)));
+    let started = Instant::now();
+    let report = run(vec![condition.clone()], &names(1), &defaults()).await;
+    assert!(report.ready);
+    let times = condition.attempt_times();
+    let gaps: Vec<Duration> = times.windows(2).map(|w| w[1] - w[0]).collect();
+    let bases = [10u32, 20, 40, 80];
+    for (gap, base) in gaps.iter().zip(bases) {
+        assert!(*gap >= MS * base / 2 && *gap <= MS * base, "gap {gap:?} for base {base}ms");
+    }
+    for gap in &gaps[bases.len()..] {
+        assert!(*gap >= 50 * MS && *gap <= 100 * MS, "capped gap {gap:?}");
+    }
+    // Noticed within one capped interval of coming up.
+    let noticed = started.elapsed();
+    assert!(noticed >= Duration::from_secs(2) && noticed <= Duration::from_millis(2100), "{noticed:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_deadline_is_exact_even_when_attempts_hang() {
+    let mut condition = Scripted::new(None);
+    condition.takes = Duration::from_secs(3600);
+    let policy = Policy { deadline: Some(Duration::from_millis(2500)), ..defaults() };
+    let started = Instant::now();
+    let report = run(vec![condition.clone()], &names(1), &policy).await;
+    assert!(!report.ready);
+    assert_eq!(started.elapsed(), Duration::from_millis(2500));
+    // Attempts are cut at the attempt timeout (1s), then retried.
+    let times = condition.attempt_times();
+    assert_eq!(times.len(), 3, "{times:?}");
+    assert!(times[1] >= Duration::from_millis(1005) && times[1] <= Duration::from_millis(1010));
+    // The attempt in flight at the deadline started at the third try.
+    let expected = format!("no answer within {}ms", (Duration::from_millis(2500) - times[2]).as_millis());
+    assert_eq!(report.targets[0].last_error, Some(expected));
+}
+
+#[tokio::test(start_paused = true)]
+async fn attempt_timeout_is_clipped_to_the_deadline() {
+    let mut condition = Scripted::new(None);
+    condition.takes = Duration::from_secs(3600);
+    let policy = Policy {
+        deadline: Some(Duration::from_millis(300)),
+        attempt_timeout: Duration::from_secs(5),
+        ..defaults()
+    };
+    let started = Instant::now();
+    let report = run(vec![condition.clone()], &names(1), &policy).await;
+    assert!(!report.ready);
+    assert_eq!(started.elapsed(), Duration::from_millis(300));
+    assert_eq!(report.targets[0].last_error.as_deref(), Some("no answer within 300ms"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn success_threshold_needs_consecutive_successes() {
+    // Up from 1s, down again from 1.015s, up for good from 1.5s: the first streak breaks.
+    let mut flapping = Scripted::new(Some(Duration::from_secs(1)));
+    flapping.gone_at = Some(Duration::from_millis(1015));
+    let flapping = FlapThenUp { inner: flapping, up_again: Duration::from_millis(1500) };
+    let attempts = flapping.inner.attempts.clone();
+    let policy = Policy { success_threshold: 3, ..defaults() };
+    let started = Instant::now();
+    let report = run(vec![flapping], &names(1), &policy).await;
+    assert!(report.ready);
+    let elapsed = started.elapsed();
+    assert!(elapsed >= Duration::from_millis(1500 + 20), "{elapsed:?}");
+    assert!(elapsed <= Duration::from_millis(1500 + 100 + 20), "{elapsed:?}");
+    // The last three attempts are `interval` apart.
+    let times = attempts.lock().unwrap().clone();
+    let n = times.len();
+    assert_eq!(times[n - 1] - times[n - 2], 10 * MS);
+    assert_eq!(times[n - 2] - times[n - 3], 10 * MS);
+}
+
+/// Wraps [`Scripted`]: after `gone_at`, ready again from `up_again`.
+struct FlapThenUp {
+    inner: Scripted,
+    up_again: Duration,
+}
+
+impl Condition for FlapThenUp {
+    type Watch = NoWatch;
+
+    fn watch(&self) -> NoWatch {
+        NoWatch
+    }
+
+    async fn attempt(&self) -> Result<(), Reason> {
+        let at = self.inner.start.elapsed();
+        let result = self.inner.attempt().await;
+        if at >= self.up_again {
+            Ok(())
+        } else {
+            result
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn all_waits_for_the_slowest_and_any_for_the_fastest() {
+    let fast = Scripted::new(Some(Duration::from_millis(500)));
+    let slow = Scripted::new(Some(Duration::from_secs(3)));
+    let started = Instant::now();
+    let report = run(vec![fast.clone(), slow.clone()], &names(2), &defaults()).await;
+    assert!(report.ready);
+    assert!(started.elapsed() >= Duration::from_secs(3));
+    assert!(report.targets.iter().all(|t| t.ready));
+
+    let fast = Scripted::new(Some(Duration::from_millis(500)));
+    let slow = Scripted::new(Some(Duration::from_secs(3)));
+    let started = Instant::now();
+    let policy = Policy { any: true, ..defaults() };
+    let report = run(vec![fast, slow], &names(2), &policy).await;
+    assert!(report.ready);
+    assert!(started.elapsed() < Duration::from_millis(700), "{:?}", started.elapsed());
+    assert!(report.targets[0].ready && !report.targets[1].ready);
+    assert_eq!(report.targets[1].last_error.as_deref(), Some("connection refused"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn all_fails_at_the_deadline_if_one_never_comes_up() {
+    let up = Scripted::new(Some(Duration::ZERO));
+    let never = Scripted::new(None);
+    let started = Instant::now();
+    let policy = Policy { deadline: Some(Duration::from_secs(2)), ..defaults() };
+    let report = run(vec![up, never], &names(2), &policy).await;
+    assert!(!report.ready);
+    assert_eq!(started.elapsed(), Duration::from_secs(2));
+    assert!(report.targets[0].ready);
+    assert!(!report.targets[1].ready);
+}
+
+#[tokio::test(start_paused = true)]
+async fn invert_waits_until_not_ready() {
+    let mut going = Scripted::new(Some(Duration::ZERO));
+    going.gone_at = Some(Duration::from_secs(1));
+    let started = Instant::now();
+    let policy = Policy { invert: true, ..defaults() };
+    let report = run(vec![going.clone()], &names(1), &policy).await;
+    assert!(report.ready);
+    let elapsed = started.elapsed();
+    assert!(elapsed >= Duration::from_secs(1) && elapsed <= Duration::from_millis(1100), "{elapsed:?}");
+
+    let staying = Scripted::new(Some(Duration::ZERO));
+    let policy = Policy { invert: true, deadline: Some(Duration::from_secs(1)), ..defaults() };
+    let report = run(vec![staying], &names(1), &policy).await;
+    assert!(!report.ready);
+    assert_eq!(report.targets[0].last_error.as_deref(), Some("still ready"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn max_attempts_makes_a_single_probe() {
+    let down = Scripted::new(None);
+    let up = Scripted::new(Some(Duration::ZERO));
+    let policy = Policy { max_attempts: Some(1), ..defaults() };
+    let started = Instant::now();
+    let report = run(vec![down.clone(), up.clone()], &names(2), &policy).await;
+    assert!(!report.ready);
+    assert_eq!(started.elapsed(), Duration::ZERO);
+    assert_eq!(down.attempt_times().len(), 1);
+
+    let down = Scripted::new(None);
+    let policy = Policy { max_attempts: Some(1), any: true, ..policy };
+    let report = run(vec![down, up], &names(2), &policy).await;
+    assert!(report.ready);
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_deadline_waits_as_long_as_it_takes() {
+    let late = Scripted::new(Some(Duration::from_secs(3600)));
+    let policy = Policy { deadline: None, ..defaults() };
+    let report = run(vec![late], &names(1), &policy).await;
+    assert!(report.ready);
+}
+
+/// A condition whose watch fires once at `fires_at`, when it also becomes ready.
+struct Watched {
+    ready_at: Duration,
+    start: Instant,
+    attempts: Arc<AtomicU32>,
+}
+
+struct FiresAt(Instant);
+
+impl Watch for FiresAt {
+    async fn changed(&mut self) {
+        tokio::time::sleep_until(self.0).await;
+        self.0 += Duration::from_secs(3600);
+    }
+}
+
+impl Condition for Watched {
+    type Watch = FiresAt;
+
+    fn watch(&self) -> FiresAt {
+        FiresAt(self.start + self.ready_at)
+    }
+
+    async fn attempt(&self) -> Result<(), Reason> {
+        self.attempts.fetch_add(1, Ordering::SeqCst);
+        if self.start.elapsed() >= self.ready_at {
+            Ok(())
+        } else {
+            Err("no such file".into())
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_watch_event_triggers_an_immediate_attempt() {
+    let attempts = Arc::new(AtomicU32::new(0));
+    let condition = Watched {
+        ready_at: Duration::from_millis(1234),
+        start: Instant::now(),
+        attempts: attempts.clone(),
+    };
+    let policy = Policy { interval: Duration::from_secs(10), max_interval: Duration::from_secs(10), ..defaults() };
+    let started = Instant::now();
+    let report = run(vec![condition], &names(1), &policy).await;
+    assert!(report.ready);
+    assert_eq!(started.elapsed(), Duration::from_millis(1234));
+    assert_eq!(attempts.load(Ordering::SeqCst), 2);
+}

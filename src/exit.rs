@@ -1,0 +1,63 @@
+//! The exit statuses of the contract, and the one place that turns an outcome into a status.
+
+use std::process::ExitCode;
+
+/// How a readygate run ended; every command returns one of these and `main` maps it to a status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Exit {
+    /// Ready (`wait`, `probe`), installed (`install`), or a sidecar done its job.
+    Ready,
+    /// Not ready: the deadline passed or the one probe attempt failed.
+    NotReady,
+    /// The command line or environment was wrong; the message names the fault.
+    Usage(String),
+    /// `-- COMMAND` exists but could not be executed (126).
+    CannotExecute,
+    /// `-- COMMAND` was not found (127).
+    CommandNotFound,
+    /// Stopped by signal N before readiness (128 + N).
+    Signal(i32),
+    /// A child's own exit status, passed through unchanged (`--on-exit`, `sidecar`).
+    Child(u8),
+}
+
+impl Exit {
+    /// The numeric process status for this outcome.
+    pub fn code(&self) -> u8 {
+        match self {
+            Exit::Ready => 0,
+            Exit::NotReady => 1,
+            Exit::Usage(_) => 2,
+            Exit::CannotExecute => 126,
+            Exit::CommandNotFound => 127,
+            Exit::Signal(n) => (128 + n).clamp(0, 255) as u8,
+            Exit::Child(code) => *code,
+        }
+    }
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> ExitCode {
+        if let Exit::Usage(message) = &exit {
+            eprintln!("readygate: {message}");
+        }
+        ExitCode::from(exit.code())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_match_the_contract() {
+        assert_eq!(Exit::Ready.code(), 0);
+        assert_eq!(Exit::NotReady.code(), 1);
+        assert_eq!(Exit::Usage("x".into()).code(), 2);
+        assert_eq!(Exit::CannotExecute.code(), 126);
+        assert_eq!(Exit::CommandNotFound.code(), 127);
+        assert_eq!(Exit::Signal(2).code(), 130);
+        assert_eq!(Exit::Signal(15).code(), 143);
+        assert_eq!(Exit::Child(42).code(), 42);
+    }
+}

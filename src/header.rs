@@ -1,0 +1,110 @@
+//! `-H "Name: value"`: extra HTTP request headers, validated once and redacted when shown.
+
+use std::fmt;
+
+use hyper::header::{HeaderName, HeaderValue};
+
+/// Header names whose values are secrets and must never be printed.
+const SECRET_HEADERS: [&str; 3] = ["authorization", "proxy-authorization", "cookie"];
+
+/// One extra request header; its `Display` hides the value of secret headers.
+#[derive(Debug, Clone)]
+pub struct Header {
+    /// The validated header name (lower case).
+    pub name: HeaderName,
+    /// The validated header value, marked sensitive for secret headers.
+    pub value: HeaderValue,
+}
+
+impl Header {
+    /// Parses `Name: value`; the error names the fault without echoing a secret value.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let Some((name, value)) = text.split_once(':') else {
+            return Err(format!(
+                "invalid header {}: expected \"Name: value\"",
+                crate::redact::quoted(&redacted_text(text))
+            ));
+        };
+        let name = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| {
+            format!(
+                "invalid header name {}",
+                crate::redact::quoted(name.trim())
+            )
+        })?;
+        let secret = is_secret(name.as_str());
+        let mut value = HeaderValue::from_str(value.trim()).map_err(|_| {
+            if secret {
+                format!("invalid value for header {name}")
+            } else {
+                format!(
+                    "invalid value for header {name}: {}",
+                    crate::redact::quoted(value.trim())
+                )
+            }
+        })?;
+        value.set_sensitive(secret);
+        Ok(Header { name, value })
+    }
+
+    /// Whether this header's value must be hidden in output.
+    pub fn is_secret(&self) -> bool {
+        is_secret(self.name.as_str())
+    }
+}
+
+/// Whether a header with this (lower-case) name carries a secret.
+pub fn is_secret(name: &str) -> bool {
+    SECRET_HEADERS.iter().any(|s| name.eq_ignore_ascii_case(s))
+}
+
+/// A header line as typed, with the value cut off if the name is a secret one.
+fn redacted_text(text: &str) -> String {
+    let lower = text.trim_start().to_ascii_lowercase();
+    if SECRET_HEADERS.iter().any(|s| lower.starts_with(s)) {
+        let cut = text.find([':', ' ']).unwrap_or(text.len());
+        format!("{}: ***", &text[..cut])
+    } else {
+        text.to_string()
+    }
+}
+
+impl fmt::Display for Header {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_secret() {
+            write!(f, "{}: ***", self.name)
+        } else {
+            write!(f, "{}: {}", self.name, String::from_utf8_lossy(self.value.as_bytes()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_name_and_value() {
+        let header = Header::parse("X-Probe:  yes ").unwrap();
+        assert_eq!(header.name.as_str(), "x-probe");
+        assert_eq!(header.value.to_str().unwrap(), "yes");
+        assert_eq!(header.to_string(), "x-probe: yes");
+    }
+
+    #[test]
+    fn secrets_are_hidden() {
+        let header = Header::parse("Authorization: Bearer hunter2").unwrap();
+        assert_eq!(header.to_string(), "authorization: ***");
+        assert!(header.value.is_sensitive());
+        let err = Header::parse("Cookie: a=\u{7f}hunter2").unwrap_err();
+        assert!(!err.contains("hunter2"), "{err}");
+        let err = Header::parse("Authorization hunter2").unwrap_err();
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+
+    #[test]
+    fn rejects_malformed_headers() {
+        for bad in ["", "novalue", ": x", "bad name: x", "x: a\nb"] {
+            assert!(Header::parse(bad).is_err(), "{bad:?} should be rejected");
+        }
+    }
+}

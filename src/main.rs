@@ -1,0 +1,85 @@
+//! readygate: make Kubernetes workloads start in the right order.
+
+mod check;
+mod cli;
+mod duration;
+mod engine;
+mod exec;
+mod exit;
+mod header;
+mod install;
+mod log;
+mod matcher;
+mod plan;
+mod redact;
+mod report;
+mod resolve;
+mod run;
+mod sidecar;
+mod signal;
+mod status;
+mod target;
+mod tls;
+mod transport;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use cli::{Cli, Command};
+use exit::Exit;
+use plan::Plan;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return usage_error(err).into(),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => return Exit::Usage(format!("cannot start: {err}")).into(),
+    };
+    runtime.block_on(run(cli)).into()
+}
+
+/// Dispatches the parsed command.
+async fn run(cli: Cli) -> Exit {
+    match cli.command {
+        Command::Wait(args) => match Plan::for_wait(args) {
+            Ok(plan) => start(plan).await,
+            Err(message) => Exit::Usage(message),
+        },
+        Command::Probe(args) => match Plan::for_probe(args) {
+            Ok(plan) => start(plan).await,
+            Err(message) => Exit::Usage(message),
+        },
+        Command::Install(args) => install::install(&args.dir),
+        Command::Sidecar(command) => sidecar::run(command).await,
+    }
+}
+
+async fn start(plan: Plan) -> Exit {
+    log::init(plan.log);
+    run::wait_or_probe(plan).await
+}
+
+/// Help and version go to stdout with status 0; every other clap error becomes one line.
+fn usage_error(err: clap::Error) -> Exit {
+    use clap::error::ErrorKind;
+    match err.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = err.print();
+            Exit::Ready
+        }
+        _ => {
+            let text = err.to_string();
+            let first = text.lines().next().unwrap_or("invalid command line");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            Exit::Usage(redact::one_line(first))
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! The validated plan: everything `wait` and `probe` need, built once from the command line and
+//! environment before any I/O. Defaults and cross-option rules live here.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::check::Options;
+use crate::cli::{CommonArgs, LogFormat, ProbeArgs, WaitArgs};
+use crate::engine::Policy;
+use crate::target::{Kind, HttpTarget, Target};
+
+/// `wait`'s default deadline.
+pub const WAIT_TIMEOUT: Duration = Duration::from_secs(60);
+/// `probe`'s default deadline: the kubelet's default `timeoutSeconds`.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
+/// Default bound on one attempt, like the kubelet's `timeoutSeconds`.
+pub const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(1);
+/// Default first retry delay.
+pub const INTERVAL: Duration = Duration::from_millis(10);
+/// Default cap on the retry delay.
+pub const MAX_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Which command the plan is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Retry until the deadline.
+    Wait,
+    /// One attempt per target.
+    Probe,
+}
+
+/// How much to log, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogSettings {
+    /// The most detailed level shown.
+    pub level: tracing::Level,
+    /// Text or JSON lines.
+    pub format: LogFormat,
+}
+
+/// Everything a `wait` or `probe` run does, validated.
+#[derive(Debug)]
+pub struct Plan {
+    /// `wait` or `probe`.
+    pub mode: Mode,
+    /// The targets, in the order given.
+    pub targets: Vec<Target>,
+    /// Retry settings.
+    pub policy: Policy,
+    /// Per-attempt options.
+    pub options: Options,
+    /// Marker file to create when ready.
+    pub touch: Option<PathBuf>,
+    /// File to write the failure reason to when not ready.
+    pub termination_log: Option<PathBuf>,
+    /// `-- COMMAND`: exec'd once ready.
+    pub command: Vec<OsString>,
+    /// `--on-exit URL`: run COMMAND as a child and POST here when it exits.
+    pub on_exit: Option<HttpTarget>,
+    /// Logging.
+    pub log: LogSettings,
+    /// `READYGATE_DISABLED=true`: skip all waiting.
+    pub disabled: bool,
+}
+
+impl Plan {
+    /// The plan of `readygate wait`.
+    pub fn for_wait(args: WaitArgs) -> Result<Plan, String> {
+        let on_exit = match &args.on_exit {
+            None => None,
+            Some(_) if args.command.is_empty() => {
+                return Err("--on-exit needs a command after --".into())
+            }
+            Some(url) => match Target::parse(url).map_err(|e| format!("--on-exit: {e}"))?.kind {
+                Kind::Http(target) => Some(target),
+                _ => return Err("--on-exit needs an http:// or https:// URL".into()),
+            },
+        };
+        let mut plan = Plan::common(Mode::Wait, args.common)?;
+        plan.command = args.command;
+        plan.on_exit = on_exit;
+        Ok(plan)
+    }
+
+    /// The plan of `readygate probe`.
+    pub fn for_probe(args: ProbeArgs) -> Result<Plan, String> {
+        Plan::common(Mode::Probe, args.common)
+    }
+
+    fn common(mode: Mode, args: CommonArgs) -> Result<Plan, String> {
+        let targets = targets(&args.targets)?;
+        let policy = policy(mode, &args)?;
+        let level = match (args.quiet, args.verbose, mode) {
+            (true, _, _) => tracing::Level::ERROR,
+            (_, true, _) => tracing::Level::DEBUG,
+            (_, _, Mode::Probe) => tracing::Level::WARN,
+            (_, _, Mode::Wait) => tracing::Level::INFO,
+        };
+        let matcher = match (args.contains, args.matches) {
+            (Some(text), _) => Some(crate::matcher::Matcher::Contains(text)),
+            (None, matcher) => matcher,
+        };
+        Ok(Plan {
+            mode,
+            targets,
+            policy,
+            options: Options {
+                statuses: args.status.unwrap_or_default(),
+                matcher,
+                headers: args.headers,
+                method: args.method.into(),
+                unix_socket: args.unix_socket,
+                insecure: args.insecure,
+                cacert: args.cacert,
+            },
+            touch: args.touch,
+            termination_log: args.termination_log,
+            command: Vec::new(),
+            on_exit: None,
+            log: LogSettings {
+                level,
+                format: args.log_format,
+            },
+            disabled: disabled()?,
+        })
+    }
+}
+
+/// The targets from the command line, else from `READYGATE_TARGETS` (comma-separated).
+fn targets(given: &[String]) -> Result<Vec<Target>, String> {
+    let from_env;
+    let texts: Vec<&str> = if given.is_empty() {
+        from_env = match std::env::var("READYGATE_TARGETS") {
+            Ok(value) => value,
+            Err(std::env::VarError::NotPresent) => String::new(),
+            Err(std::env::VarError::NotUnicode(_)) => {
+                return Err("READYGATE_TARGETS is not valid UTF-8".into())
+            }
+        };
+        from_env
+            .split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .collect()
+    } else {
+        given.iter().map(String::as_str).collect()
+    };
+    if texts.is_empty() {
+        return Err("no target given: pass TARGET... or set READYGATE_TARGETS".into());
+    }
+    texts.into_iter().map(Target::parse).collect()
+}
+
+fn policy(mode: Mode, args: &CommonArgs) -> Result<Policy, String> {
+    let default_timeout = match mode {
+        Mode::Wait => WAIT_TIMEOUT,
+        Mode::Probe => PROBE_TIMEOUT,
+    };
+    let deadline = match args.timeout.unwrap_or(default_timeout) {
+        Duration::ZERO => None,
+        timeout => Some(timeout),
+    };
+    if let (Some(timeout), Some(attempt)) = (args.timeout, args.attempt_timeout) {
+        if !timeout.is_zero() && attempt > timeout {
+            return Err(format!(
+                "--attempt-timeout {} is longer than --timeout {}",
+                humantime::format_duration(attempt),
+                humantime::format_duration(timeout)
+            ));
+        }
+    }
+    let attempt_timeout = args.attempt_timeout.unwrap_or(ATTEMPT_TIMEOUT);
+    if attempt_timeout.is_zero() {
+        return Err("--attempt-timeout must be above 0".into());
+    }
+    if let (Some(interval), Some(max)) = (args.interval, args.max_interval) {
+        if interval > max {
+            return Err(format!(
+                "--interval {} is above --max-interval {}",
+                humantime::format_duration(interval),
+                humantime::format_duration(max)
+            ));
+        }
+    }
+    let interval = args.interval.unwrap_or(INTERVAL);
+    let max_interval = args.max_interval.unwrap_or(MAX_INTERVAL.max(interval));
+    Ok(Policy {
+        deadline,
+        attempt_timeout,
+        interval,
+        max_interval,
+        success_threshold: args.success_threshold,
+        any: args.any,
+        invert: args.invert,
+        max_attempts: (mode == Mode::Probe).then_some(1),
+    })
+}
+
+/// `READYGATE_DISABLED`: true/1/yes/on skip the wait; false/0/no/off or unset do not.
+fn disabled() -> Result<bool, String> {
+    match std::env::var("READYGATE_DISABLED") {
+        Err(std::env::VarError::NotPresent) => Ok(false),
+        Err(std::env::VarError::NotUnicode(_)) => {
+            Err("READYGATE_DISABLED is not valid UTF-8".into())
+        }
+        Ok(value) => match value.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" | "on" => Ok(true),
+            "false" | "0" | "no" | "off" | "" => Ok(false),
+            _ => Err(format!(
+                "READYGATE_DISABLED={} is not a boolean (true or false)",
+                crate::redact::quoted(&value)
+            )),
+        },
+    }
+}

@@ -1,0 +1,71 @@
+//! What a finished wait leaves behind: log lines, `probe`'s stdout lines for the pod's events,
+//! the `--touch` marker and the `--termination-log` message.
+
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+
+use crate::engine::Report;
+use crate::plan::{Mode, Plan};
+use crate::target::Target;
+
+/// One `<target>: <reason>` line per target that missed its goal.
+pub fn failures(plan: &Plan, report: &Report) -> Vec<String> {
+    plan.targets
+        .iter()
+        .zip(&report.targets)
+        .filter(|(_, outcome)| !outcome.ready)
+        .map(|(target, outcome)| {
+            let reason = outcome
+                .last_error
+                .as_deref()
+                .unwrap_or("no answer before the deadline");
+            format!("{target}: {}", crate::redact::one_line(reason))
+        })
+        .collect()
+}
+
+/// Reports a run that did not become ready: log lines (`wait`) or stdout lines (`probe`), and
+/// the termination log.
+pub fn not_ready(plan: &Plan, report: &Report, elapsed: std::time::Duration) {
+    let lines = failures(plan, report);
+    match plan.mode {
+        Mode::Probe => {
+            let mut out = std::io::stdout().lock();
+            for line in &lines {
+                let _ = writeln!(out, "{line}");
+            }
+        }
+        Mode::Wait => {
+            let what = if plan.policy.invert { "still ready" } else { "not ready" };
+            for line in &lines {
+                tracing::error!("{what} after {}: {line}", crate::engine::humanize(elapsed));
+            }
+        }
+    }
+    if let Some(path) = &plan.termination_log {
+        let message = format!("readygate: not ready: {}\n", lines.join("; "));
+        if let Err(e) = fs::write(path, message) {
+            tracing::warn!("cannot write --termination-log {}: {e}", path.display());
+        }
+    }
+}
+
+/// Creates the `--touch` marker (and its parent folders).
+pub fn touch(path: &Path) -> Result<(), String> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent)
+            .map_err(|e| format!("cannot create --touch folder {}: {e}", parent.display()))?;
+    }
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map(drop)
+        .map_err(|e| format!("cannot create --touch file {}: {e}", path.display()))
+}
+
+/// The targets, comma-separated, for the start line.
+pub fn names(targets: &[Target]) -> Vec<String> {
+    targets.iter().map(Target::to_string).collect()
+}

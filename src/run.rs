@@ -1,0 +1,64 @@
+//! `wait` and `probe`: run the plan's checks through the engine, then act on the outcome.
+
+use crate::check::{Check, Context};
+use crate::engine::{self, humanize};
+use crate::exit::Exit;
+use crate::plan::{Mode, Plan};
+use crate::report;
+use crate::signal::Terminations;
+
+/// Runs a `wait` or `probe` plan to its exit status (or replaces the process with COMMAND).
+pub async fn wait_or_probe(mut plan: Plan) -> Exit {
+    let mut signals = Terminations::listen();
+    if plan.disabled {
+        tracing::info!("READYGATE_DISABLED is set: not waiting");
+        return ready(&plan);
+    }
+    let names = report::names(&plan.targets);
+    if plan.mode == Mode::Wait {
+        let deadline = match plan.policy.deadline {
+            Some(deadline) => format!("up to {}", humanize(deadline)),
+            None => "with no deadline".into(),
+        };
+        let goal = if plan.policy.invert { "not to be ready" } else { "to be ready" };
+        tracing::info!("waiting {deadline} for {} {goal}", names.join(", "));
+    }
+    let context = Context::new(std::mem::take(&mut plan.options));
+    let checks = plan
+        .targets
+        .iter()
+        .map(|target| Check {
+            target: target.clone(),
+            context: context.clone(),
+        })
+        .collect();
+    let started = tokio::time::Instant::now();
+    let report = tokio::select! {
+        report = engine::run(checks, &names, &plan.policy) => report,
+        signal = signals.next() => {
+            tracing::warn!("stopped by signal {signal} before readiness");
+            return Exit::Signal(signal);
+        }
+    };
+    if report.ready {
+        ready(&plan)
+    } else {
+        report::not_ready(&plan, &report, started.elapsed());
+        Exit::NotReady
+    }
+}
+
+/// Everything that follows readiness: the marker file, then COMMAND (exec) if any.
+fn ready(plan: &Plan) -> Exit {
+    if let Some(path) = &plan.touch {
+        if let Err(reason) = report::touch(path) {
+            tracing::error!("{reason}");
+            return Exit::NotReady;
+        }
+    }
+    if plan.command.is_empty() {
+        Exit::Ready
+    } else {
+        crate::exec::exec(&plan.command)
+    }
+}

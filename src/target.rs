@@ -1,0 +1,381 @@
+//! TARGET strings become typed [`Target`]s here, once; no other module reads a target string.
+
+use std::fmt;
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use hyper::Uri;
+
+use crate::redact::quoted;
+
+/// A host to connect to: an address literal, or a name resolved afresh on every attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Host {
+    /// An IPv4 or IPv6 literal; never resolved.
+    Ip(IpAddr),
+    /// A DNS name (or `/etc/hosts` entry) such as `localhost` or `db.default.svc`.
+    Name(String),
+}
+
+impl fmt::Display for Host {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Host::Ip(ip) => ip.fmt(f),
+            Host::Name(name) => f.write_str(name),
+        }
+    }
+}
+
+/// A host and port: what every network target connects to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// Where to connect.
+    pub host: Host,
+    /// The TCP port, never 0.
+    pub port: u16,
+}
+
+/// An `http://` or `https://` URL, split into what a request needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpTarget {
+    /// `https://`: speak TLS, verify the server name.
+    pub tls: bool,
+    /// Where to connect (unless `--unix-socket` says otherwise).
+    pub endpoint: Endpoint,
+    /// `host[:port]` as written in the URL, without credentials: the `Host` header and TLS name.
+    pub authority: String,
+    /// Path and query, at least `/`.
+    pub path: String,
+    /// `user:password` from the URL, sent as basic authentication and never printed.
+    pub credentials: Option<String>,
+}
+
+/// A `grpc://` or `grpcs://` health-check target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrpcTarget {
+    /// `grpcs://`: TLS with ALPN h2.
+    pub tls: bool,
+    /// Where to connect.
+    pub endpoint: Endpoint,
+    /// `host:port` as written: the `:authority` and TLS name.
+    pub authority: String,
+    /// The service asked about; empty means the whole server.
+    pub service: String,
+}
+
+/// What kind of condition a target is, with everything needed to check it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    /// Ready when a TCP connection is established.
+    Tcp(Endpoint),
+    /// Ready when an HTTP(S) response has an accepted status (and body).
+    Http(HttpTarget),
+    /// Ready when the path exists (and its content matches).
+    File(PathBuf),
+    /// Ready when a stream connection to the Unix socket succeeds.
+    Unix(PathBuf),
+    /// Ready when the gRPC health service answers `SERVING`.
+    Grpc(GrpcTarget),
+}
+
+/// One parsed target: its kind, and how to name it in output (credentials hidden).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// What to check.
+    pub kind: Kind,
+    /// The target as the user wrote it, with any URL password replaced by `***`.
+    display: String,
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.display)
+    }
+}
+
+impl Target {
+    /// Parses one TARGET of the contract; the error is the one-line usage message.
+    pub fn parse(text: &str) -> Result<Target, String> {
+        parse_kind(text).map_err(|reason| {
+            format!("invalid target {}: {reason}", quoted(&redact_userinfo(text)))
+        })
+    }
+}
+
+fn parse_kind(text: &str) -> Result<Target, String> {
+    if text.is_empty() {
+        return Err("empty".into());
+    }
+    if text.chars().any(char::is_control) {
+        return Err("contains control characters".into());
+    }
+    let display = redact_userinfo(text);
+    let kind = match text.split_once("://") {
+        Some((scheme, rest)) => match scheme.to_ascii_lowercase().as_str() {
+            "tcp" => Kind::Tcp(parse_host_port(rest.strip_suffix('/').unwrap_or(rest))?),
+            "http" => Kind::Http(parse_http(text, false)?),
+            "https" => Kind::Http(parse_http(text, true)?),
+            "file" => Kind::File(parse_file_url(rest)?),
+            "unix" => Kind::Unix(parse_file_url(rest)?),
+            "grpc" => Kind::Grpc(parse_grpc(rest, false)?),
+            "grpcs" => Kind::Grpc(parse_grpc(rest, true)?),
+            _ => {
+                return Err(format!(
+                    "unknown scheme {} (expected tcp, http, https, file, unix, grpc or grpcs)",
+                    quoted(scheme)
+                ))
+            }
+        },
+        None if text.starts_with('/') || text.starts_with("./") => Kind::File(PathBuf::from(text)),
+        None => Kind::Tcp(parse_host_port(text)?),
+    };
+    Ok(Target { kind, display })
+}
+
+/// `HOST:PORT` or `[V6]:PORT`.
+fn parse_host_port(text: &str) -> Result<Endpoint, String> {
+    let (host, port) = if let Some(rest) = text.strip_prefix('[') {
+        let (host, after) = rest
+            .split_once(']')
+            .ok_or("unclosed '[' in IPv6 address")?;
+        let port = after
+            .strip_prefix(':')
+            .ok_or("missing port (expected [IPV6]:PORT)")?;
+        (host, port)
+    } else {
+        let (host, port) = text
+            .rsplit_once(':')
+            .ok_or("missing port (expected HOST:PORT)")?;
+        if host.contains(':') {
+            return Err("IPv6 addresses need brackets, as in [::1]:80".into());
+        }
+        (host, port)
+    };
+    Ok(Endpoint {
+        host: parse_host(host)?,
+        port: parse_port(port)?,
+    })
+}
+
+fn parse_port(text: &str) -> Result<u16, String> {
+    if text.is_empty() {
+        return Err("missing port".into());
+    }
+    match text.parse::<u16>() {
+        Ok(0) => Err("port 0 is not a port one can connect to".into()),
+        Ok(port) if text.bytes().all(|b| b.is_ascii_digit()) => Ok(port),
+        _ => Err(format!("invalid port {} (expected 1-65535)", quoted(text))),
+    }
+}
+
+fn parse_host(text: &str) -> Result<Host, String> {
+    if text.is_empty() {
+        return Err("missing host".into());
+    }
+    if let Ok(ip) = text.parse::<IpAddr>() {
+        return Ok(Host::Ip(ip));
+    }
+    let valid = text.len() <= 253
+        && text
+            .split('.')
+            .enumerate()
+            .all(|(i, label)| valid_label(label) || (label.is_empty() && i > 0 && text.ends_with('.')));
+    if !valid {
+        return Err(format!("invalid host name {}", quoted(text)));
+    }
+    Ok(Host::Name(text.to_ascii_lowercase()))
+}
+
+fn valid_label(label: &str) -> bool {
+    !label.is_empty()
+        && label.len() <= 63
+        && label
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        && !label.starts_with('-')
+        && !label.ends_with('-')
+}
+
+fn parse_http(text: &str, tls: bool) -> Result<HttpTarget, String> {
+    let uri: Uri = text.parse().map_err(|e| format!("invalid URL: {e}"))?;
+    let authority = uri.authority().ok_or("missing host")?;
+    let credentials = authority
+        .as_str()
+        .rsplit_once('@')
+        .map(|(userinfo, _)| userinfo.to_string());
+    let host_text = authority.host();
+    let host = host_text
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host_text);
+    let written = authority.as_str().rsplit('@').next().unwrap_or_default();
+    let port_text = match written.strip_prefix('[') {
+        Some(v6) => v6.split_once(']').and_then(|(_, rest)| rest.strip_prefix(':')),
+        None => written.split_once(':').map(|(_, port)| port),
+    };
+    let port = match port_text {
+        Some(port) => parse_port(port)?,
+        None if tls => 443,
+        None => 80,
+    };
+    let path = uri
+        .path_and_query()
+        .map(|p| p.as_str())
+        .filter(|p| !p.is_empty())
+        .unwrap_or("/");
+    let path = if path.starts_with('/') { path.to_string() } else { format!("/{path}") };
+    Ok(HttpTarget {
+        tls,
+        endpoint: Endpoint {
+            host: parse_host(host)?,
+            port,
+        },
+        authority: written.to_string(),
+        path,
+        credentials,
+    })
+}
+
+fn parse_grpc(rest: &str, tls: bool) -> Result<GrpcTarget, String> {
+    let (authority, service) = rest.split_once('/').unwrap_or((rest, ""));
+    if service.contains('/') {
+        return Err("a gRPC service name has no '/'".into());
+    }
+    Ok(GrpcTarget {
+        tls,
+        endpoint: parse_host_port(authority)?,
+        authority: authority.to_string(),
+        service: service.to_string(),
+    })
+}
+
+/// The path of a `file:///ABS` or `unix:///ABS` URL (`rest` is what follows `://`).
+fn parse_file_url(rest: &str) -> Result<PathBuf, String> {
+    let path = rest
+        .strip_prefix("localhost")
+        .unwrap_or(rest);
+    if !path.starts_with('/') {
+        return Err("expected an absolute path after ://, as in file:///tmp/ready".into());
+    }
+    if path.len() == 1 {
+        return Err("missing path".into());
+    }
+    Ok(PathBuf::from(path))
+}
+
+/// Replaces a URL password (`user:secret@`) by `***` so the text can be shown.
+pub fn redact_userinfo(text: &str) -> String {
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return text.to_string();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..authority_end];
+    let Some(at) = authority.rfind('@') else {
+        return text.to_string();
+    };
+    let userinfo = &authority[..at];
+    let shown = match userinfo.split_once(':') {
+        Some((user, _)) => format!("{user}:***"),
+        None => "***".to_string(),
+    };
+    format!("{scheme}://{shown}{}", &rest[at..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(text: &str) -> Kind {
+        Target::parse(text).unwrap_or_else(|e| panic!("{text}: {e}")).kind
+    }
+
+    fn tcp(host: Host, port: u16) -> Kind {
+        Kind::Tcp(Endpoint { host, port })
+    }
+
+    #[test]
+    fn tcp_forms() {
+        assert_eq!(kind("tcp://db:5432"), tcp(Host::Name("db".into()), 5432));
+        assert_eq!(kind("db.default.svc:5432"), tcp(Host::Name("db.default.svc".into()), 5432));
+        assert_eq!(kind("127.0.0.1:80"), tcp(Host::Ip("127.0.0.1".parse().unwrap()), 80));
+        assert_eq!(kind("[::1]:80"), tcp(Host::Ip("::1".parse().unwrap()), 80));
+        assert_eq!(kind("tcp://[::1]:80"), tcp(Host::Ip("::1".parse().unwrap()), 80));
+        assert_eq!(kind("LOCALHOST:1"), tcp(Host::Name("localhost".into()), 1));
+    }
+
+    #[test]
+    fn http_forms() {
+        let Kind::Http(http) = kind("http://127.0.0.1:8080/ready?full=1") else { panic!() };
+        assert!(!http.tls);
+        assert_eq!(http.endpoint.port, 8080);
+        assert_eq!(http.authority, "127.0.0.1:8080");
+        assert_eq!(http.path, "/ready?full=1");
+        let Kind::Http(http) = kind("https://example.test") else { panic!() };
+        assert!(http.tls);
+        assert_eq!(http.endpoint.port, 443);
+        assert_eq!(http.path, "/");
+        let Kind::Http(http) = kind("http://[::1]/") else { panic!() };
+        assert_eq!(http.endpoint.host, Host::Ip("::1".parse().unwrap()));
+        assert_eq!(http.endpoint.port, 80);
+    }
+
+    #[test]
+    fn credentials_are_kept_but_never_shown() {
+        let target = Target::parse("http://admin:hunter2@127.0.0.1:81/x").unwrap();
+        let Kind::Http(http) = &target.kind else { panic!() };
+        assert_eq!(http.credentials.as_deref(), Some("admin:hunter2"));
+        assert_eq!(http.authority, "127.0.0.1:81");
+        assert_eq!(target.to_string(), "http://admin:***@127.0.0.1:81/x");
+        let err = Target::parse("http://admin:hunter2@127.0.0.1:0/x").unwrap_err();
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+
+    #[test]
+    fn file_unix_and_grpc_forms() {
+        assert_eq!(kind("file:///tmp/ready"), Kind::File("/tmp/ready".into()));
+        assert_eq!(kind("/tmp/ready"), Kind::File("/tmp/ready".into()));
+        assert_eq!(kind("./ready"), Kind::File("./ready".into()));
+        assert_eq!(kind("unix:///run/app.sock"), Kind::Unix("/run/app.sock".into()));
+        let Kind::Grpc(grpc) = kind("grpc://127.0.0.1:2379/etcd") else { panic!() };
+        assert_eq!(grpc.service, "etcd");
+        assert!(!grpc.tls);
+        let Kind::Grpc(grpc) = kind("grpcs://svc:443") else { panic!() };
+        assert_eq!(grpc.service, "");
+        assert!(grpc.tls);
+    }
+
+    #[test]
+    fn usage_errors_name_the_fault() {
+        let cases = [
+            ("tcp://:80", "missing host"),
+            ("localhost", "missing port"),
+            ("localhost:0", "port 0"),
+            ("localhost:65536", "invalid port"),
+            ("localhost:http", "invalid port"),
+            ("::1:80", "brackets"),
+            ("[::1:80", "unclosed"),
+            ("ftp://x:1", "unknown scheme"),
+            ("file://relative", "absolute path"),
+            ("http://", "invalid URL"),
+            ("http://host:99999/", "invalid port"),
+            ("bad host:80", "invalid host name"),
+            ("", "empty"),
+            ("a\nb:1", "control characters"),
+            ("grpc://h:1/a/b", "no '/'"),
+        ];
+        for (text, fault) in cases {
+            let err = Target::parse(text).unwrap_err();
+            assert!(err.starts_with("invalid target \""), "{text}: {err}");
+            assert!(err.contains(fault), "{text}: {err} should mention {fault}");
+            assert!(!err.contains('\n'), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn redaction_of_userinfo() {
+        assert_eq!(redact_userinfo("http://u:p@h/x@y"), "http://u:***@h/x@y");
+        assert_eq!(redact_userinfo("http://token@h/"), "http://***@h/");
+        assert_eq!(redact_userinfo("http://h/a@b"), "http://h/a@b");
+        assert_eq!(redact_userinfo("h:1"), "h:1");
+    }
+}
