@@ -106,7 +106,12 @@ pub struct CommonArgs {
     pub status: Option<StatusRanges>,
 
     /// The HTTP body (first 1 MiB) or file content must contain TEXT.
-    #[arg(long, env = "READYGATE_CONTAINS", value_name = "TEXT", conflicts_with = "matches")]
+    #[arg(
+        long,
+        env = "READYGATE_CONTAINS",
+        value_name = "TEXT",
+        conflicts_with = "matches"
+    )]
     pub contains: Option<String>,
 
     /// The HTTP body (first 1 MiB) or file content must match REGEX.

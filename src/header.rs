@@ -25,12 +25,8 @@ impl Header {
                 crate::redact::quoted(&redacted_text(text))
             ));
         };
-        let name = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| {
-            format!(
-                "invalid header name {}",
-                crate::redact::quoted(name.trim())
-            )
-        })?;
+        let name = HeaderName::from_bytes(name.trim().as_bytes())
+            .map_err(|_| format!("invalid header name {}", crate::redact::quoted(name.trim())))?;
         let secret = is_secret(name.as_str());
         let mut value = HeaderValue::from_str(value.trim()).map_err(|_| {
             if secret {
@@ -73,7 +69,12 @@ impl fmt::Display for Header {
         if self.is_secret() {
             write!(f, "{}: ***", self.name)
         } else {
-            write!(f, "{}: {}", self.name, String::from_utf8_lossy(self.value.as_bytes()))
+            write!(
+                f,
+                "{}: {}",
+                self.name,
+                String::from_utf8_lossy(self.value.as_bytes())
+            )
         }
     }
 }

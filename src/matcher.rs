@@ -43,7 +43,10 @@ impl Matcher {
                 format!("{what} did not contain {}", crate::redact::quoted(needle))
             }
             Matcher::Matches(regex) => {
-                format!("{what} did not match {}", crate::redact::quoted(regex.as_str()))
+                format!(
+                    "{what} did not match {}",
+                    crate::redact::quoted(regex.as_str())
+                )
             }
         }
     }
@@ -67,7 +70,10 @@ mod tests {
     #[test]
     fn bad_regex_is_named() {
         let err = Matcher::regex("(unclosed").unwrap_err();
-        assert!(err.starts_with("invalid --matches regex \"(unclosed\""), "{err}");
+        assert!(
+            err.starts_with("invalid --matches regex \"(unclosed\""),
+            "{err}"
+        );
         assert!(!err.contains('\n'));
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::check::Options;
 use crate::cli::{CommonArgs, LogFormat, ProbeArgs, WaitArgs};
 use crate::engine::Policy;
-use crate::target::{Kind, HttpTarget, Target};
+use crate::target::{HttpTarget, Kind, Target};
 
 /// `wait`'s default deadline.
 pub const WAIT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -72,7 +72,10 @@ impl Plan {
             Some(_) if args.command.is_empty() => {
                 return Err("--on-exit needs a command after --".into())
             }
-            Some(url) => match Target::parse(url).map_err(|e| format!("--on-exit: {e}"))?.kind {
+            Some(url) => match Target::parse(url)
+                .map_err(|e| format!("--on-exit: {e}"))?
+                .kind
+            {
                 Kind::Http(target) => Some(target),
                 _ => return Err("--on-exit needs an http:// or https:// URL".into()),
             },

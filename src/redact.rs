@@ -10,7 +10,13 @@ pub fn quoted(text: &str) -> String {
 pub fn one_line(text: &str) -> String {
     if text.chars().any(char::is_control) {
         text.chars()
-            .map(|c| if c.is_control() { c.escape_debug().to_string() } else { c.to_string() })
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_debug().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
             .collect()
     } else {
         text.to_string()

@@ -37,7 +37,11 @@ pub fn not_ready(plan: &Plan, report: &Report, elapsed: std::time::Duration) {
             }
         }
         Mode::Wait => {
-            let what = if plan.policy.invert { "still ready" } else { "not ready" };
+            let what = if plan.policy.invert {
+                "still ready"
+            } else {
+                "not ready"
+            };
             for line in &lines {
                 tracing::error!("{what} after {}: {line}", crate::engine::humanize(elapsed));
             }

@@ -20,7 +20,11 @@ pub async fn wait_or_probe(mut plan: Plan) -> Exit {
             Some(deadline) => format!("up to {}", humanize(deadline)),
             None => "with no deadline".into(),
         };
-        let goal = if plan.policy.invert { "not to be ready" } else { "to be ready" };
+        let goal = if plan.policy.invert {
+            "not to be ready"
+        } else {
+            "to be ready"
+        };
         tracing::info!("waiting {deadline} for {} {goal}", names.join(", "));
     }
     let context = Context::new(std::mem::take(&mut plan.options));

@@ -27,7 +27,9 @@ impl StatusRanges {
                 }
             };
             if low > high {
-                return Err(format!("invalid status range {part:?}: {low} is above {high}"));
+                return Err(format!(
+                    "invalid status range {part:?}: {low} is above {high}"
+                ));
             }
             ranges.push((low, high));
         }
@@ -36,7 +38,9 @@ impl StatusRanges {
 
     /// Whether `status` is accepted.
     pub fn contains(&self, status: u16) -> bool {
-        self.0.iter().any(|&(low, high)| (low..=high).contains(&status))
+        self.0
+            .iter()
+            .any(|&(low, high)| (low..=high).contains(&status))
     }
 }
 
@@ -88,8 +92,13 @@ mod tests {
 
     #[test]
     fn rejects_bad_ranges() {
-        for bad in ["", "abc", "99", "600", "300-200", "200-", "-200", "200,,300", "2OO"] {
-            assert!(StatusRanges::parse(bad).is_err(), "{bad:?} should be rejected");
+        for bad in [
+            "", "abc", "99", "600", "300-200", "200-", "-200", "200,,300", "2OO",
+        ] {
+            assert!(
+                StatusRanges::parse(bad).is_err(),
+                "{bad:?} should be rejected"
+            );
         }
     }
 }

@@ -97,7 +97,10 @@ impl Target {
     /// Parses one TARGET of the contract; the error is the one-line usage message.
     pub fn parse(text: &str) -> Result<Target, String> {
         parse_kind(text).map_err(|reason| {
-            format!("invalid target {}: {reason}", quoted(&redact_userinfo(text)))
+            format!(
+                "invalid target {}: {reason}",
+                quoted(&redact_userinfo(text))
+            )
         })
     }
 }
@@ -135,9 +138,7 @@ fn parse_kind(text: &str) -> Result<Target, String> {
 /// `HOST:PORT` or `[V6]:PORT`.
 fn parse_host_port(text: &str) -> Result<Endpoint, String> {
     let (host, port) = if let Some(rest) = text.strip_prefix('[') {
-        let (host, after) = rest
-            .split_once(']')
-            .ok_or("unclosed '[' in IPv6 address")?;
+        let (host, after) = rest.split_once(']').ok_or("unclosed '[' in IPv6 address")?;
         let port = after
             .strip_prefix(':')
             .ok_or("missing port (expected [IPV6]:PORT)")?;
@@ -176,10 +177,9 @@ fn parse_host(text: &str) -> Result<Host, String> {
         return Ok(Host::Ip(ip));
     }
     let valid = text.len() <= 253
-        && text
-            .split('.')
-            .enumerate()
-            .all(|(i, label)| valid_label(label) || (label.is_empty() && i > 0 && text.ends_with('.')));
+        && text.split('.').enumerate().all(|(i, label)| {
+            valid_label(label) || (label.is_empty() && i > 0 && text.ends_with('.'))
+        });
     if !valid {
         return Err(format!("invalid host name {}", quoted(text)));
     }
@@ -210,7 +210,9 @@ fn parse_http(text: &str, tls: bool) -> Result<HttpTarget, String> {
         .unwrap_or(host_text);
     let written = authority.as_str().rsplit('@').next().unwrap_or_default();
     let port_text = match written.strip_prefix('[') {
-        Some(v6) => v6.split_once(']').and_then(|(_, rest)| rest.strip_prefix(':')),
+        Some(v6) => v6
+            .split_once(']')
+            .and_then(|(_, rest)| rest.strip_prefix(':')),
         None => written.split_once(':').map(|(_, port)| port),
     };
     let port = match port_text {
@@ -223,7 +225,11 @@ fn parse_http(text: &str, tls: bool) -> Result<HttpTarget, String> {
         .map(|p| p.as_str())
         .filter(|p| !p.is_empty())
         .unwrap_or("/");
-    let path = if path.starts_with('/') { path.to_string() } else { format!("/{path}") };
+    let path = if path.starts_with('/') {
+        path.to_string()
+    } else {
+        format!("/{path}")
+    };
     Ok(HttpTarget {
         tls,
         endpoint: Endpoint {
@@ -251,9 +257,7 @@ fn parse_grpc(rest: &str, tls: bool) -> Result<GrpcTarget, String> {
 
 /// The path of a `file:///ABS` or `unix:///ABS` URL (`rest` is what follows `://`).
 fn parse_file_url(rest: &str) -> Result<PathBuf, String> {
-    let path = rest
-        .strip_prefix("localhost")
-        .unwrap_or(rest);
+    let path = rest.strip_prefix("localhost").unwrap_or(rest);
     if !path.starts_with('/') {
         return Err("expected an absolute path after ://, as in file:///tmp/ready".into());
     }
@@ -286,7 +290,9 @@ mod tests {
     use super::*;
 
     fn kind(text: &str) -> Kind {
-        Target::parse(text).unwrap_or_else(|e| panic!("{text}: {e}")).kind
+        Target::parse(text)
+            .unwrap_or_else(|e| panic!("{text}: {e}"))
+            .kind
     }
 
     fn tcp(host: Host, port: u16) -> Kind {
@@ -296,25 +302,40 @@ mod tests {
     #[test]
     fn tcp_forms() {
         assert_eq!(kind("tcp://db:5432"), tcp(Host::Name("db".into()), 5432));
-        assert_eq!(kind("db.default.svc:5432"), tcp(Host::Name("db.default.svc".into()), 5432));
-        assert_eq!(kind("127.0.0.1:80"), tcp(Host::Ip("127.0.0.1".parse().unwrap()), 80));
+        assert_eq!(
+            kind("db.default.svc:5432"),
+            tcp(Host::Name("db.default.svc".into()), 5432)
+        );
+        assert_eq!(
+            kind("127.0.0.1:80"),
+            tcp(Host::Ip("127.0.0.1".parse().unwrap()), 80)
+        );
         assert_eq!(kind("[::1]:80"), tcp(Host::Ip("::1".parse().unwrap()), 80));
-        assert_eq!(kind("tcp://[::1]:80"), tcp(Host::Ip("::1".parse().unwrap()), 80));
+        assert_eq!(
+            kind("tcp://[::1]:80"),
+            tcp(Host::Ip("::1".parse().unwrap()), 80)
+        );
         assert_eq!(kind("LOCALHOST:1"), tcp(Host::Name("localhost".into()), 1));
     }
 
     #[test]
     fn http_forms() {
-        let Kind::Http(http) = kind("http://127.0.0.1:8080/ready?full=1") else { panic!() };
+        let Kind::Http(http) = kind("http://127.0.0.1:8080/ready?full=1") else {
+            panic!()
+        };
         assert!(!http.tls);
         assert_eq!(http.endpoint.port, 8080);
         assert_eq!(http.authority, "127.0.0.1:8080");
         assert_eq!(http.path, "/ready?full=1");
-        let Kind::Http(http) = kind("https://example.test") else { panic!() };
+        let Kind::Http(http) = kind("https://example.test") else {
+            panic!()
+        };
         assert!(http.tls);
         assert_eq!(http.endpoint.port, 443);
         assert_eq!(http.path, "/");
-        let Kind::Http(http) = kind("http://[::1]/") else { panic!() };
+        let Kind::Http(http) = kind("http://[::1]/") else {
+            panic!()
+        };
         assert_eq!(http.endpoint.host, Host::Ip("::1".parse().unwrap()));
         assert_eq!(http.endpoint.port, 80);
     }
@@ -322,7 +343,9 @@ mod tests {
     #[test]
     fn credentials_are_kept_but_never_shown() {
         let target = Target::parse("http://admin:hunter2@127.0.0.1:81/x").unwrap();
-        let Kind::Http(http) = &target.kind else { panic!() };
+        let Kind::Http(http) = &target.kind else {
+            panic!()
+        };
         assert_eq!(http.credentials.as_deref(), Some("admin:hunter2"));
         assert_eq!(http.authority, "127.0.0.1:81");
         assert_eq!(target.to_string(), "http://admin:***@127.0.0.1:81/x");
@@ -335,11 +358,18 @@ mod tests {
         assert_eq!(kind("file:///tmp/ready"), Kind::File("/tmp/ready".into()));
         assert_eq!(kind("/tmp/ready"), Kind::File("/tmp/ready".into()));
         assert_eq!(kind("./ready"), Kind::File("./ready".into()));
-        assert_eq!(kind("unix:///run/app.sock"), Kind::Unix("/run/app.sock".into()));
-        let Kind::Grpc(grpc) = kind("grpc://127.0.0.1:2379/etcd") else { panic!() };
+        assert_eq!(
+            kind("unix:///run/app.sock"),
+            Kind::Unix("/run/app.sock".into())
+        );
+        let Kind::Grpc(grpc) = kind("grpc://127.0.0.1:2379/etcd") else {
+            panic!()
+        };
         assert_eq!(grpc.service, "etcd");
         assert!(!grpc.tls);
-        let Kind::Grpc(grpc) = kind("grpcs://svc:443") else { panic!() };
+        let Kind::Grpc(grpc) = kind("grpcs://svc:443") else {
+            panic!()
+        };
         assert_eq!(grpc.service, "");
         assert!(grpc.tls);
     }

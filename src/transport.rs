@@ -38,7 +38,11 @@ pub async fn connect_tcp(endpoint: &Endpoint) -> Result<TcpStream, Reason> {
 
 fn connect_error(addr: &SocketAddr, err: &io::Error, tried: usize) -> Reason {
     let also = if tried > 1 {
-        format!(" (and {} other address{})", tried - 1, if tried > 2 { "es" } else { "" })
+        format!(
+            " (and {} other address{})",
+            tried - 1,
+            if tried > 2 { "es" } else { "" }
+        )
     } else {
         String::new()
     };

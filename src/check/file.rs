@@ -81,7 +81,8 @@ impl FileWatch {
         let inotify = Inotify::init().ok()?;
         // SAFETY: `Inotify` owns its descriptor and keeps it open, unchanged, until dropped,
         // and it is dropped only with the `AsyncFd` that holds it.
-        let inotify = unsafe { AsyncFd::register_with_interest(inotify, Interest::READABLE) }.ok()?;
+        let inotify =
+            unsafe { AsyncFd::register_with_interest(inotify, Interest::READABLE) }.ok()?;
         let mut watch = FileWatch {
             inotify,
             path: path.to_path_buf(),
@@ -115,7 +116,8 @@ impl FileWatch {
             let Ok(mut guard) = self.inotify.readable_mut().await else {
                 return std::future::pending().await;
             };
-            match guard.try_io(|inner| inner.get_mut().read_events(&mut buffer).map(|e| e.count())) {
+            match guard.try_io(|inner| inner.get_mut().read_events(&mut buffer).map(|e| e.count()))
+            {
                 Ok(Ok(_)) => break,
                 Ok(Err(_)) => return std::future::pending().await,
                 Err(_would_block) => continue,
@@ -153,6 +155,9 @@ mod tests {
         let path = base.join("readygate-no-such-dir/a/b/ready");
         assert_eq!(nearest_existing_folder(&path), Some(base.clone()));
         assert_eq!(nearest_existing_folder(&base.join("ready")), Some(base));
-        assert_eq!(nearest_existing_folder(Path::new("./ready")), Some(PathBuf::from(".")));
+        assert_eq!(
+            nearest_existing_folder(Path::new("./ready")),
+            Some(PathBuf::from("."))
+        );
     }
 }

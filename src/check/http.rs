@@ -80,7 +80,10 @@ async fn request(
         let _ = connection.await;
     }));
     let request = build_request(target, options)?;
-    let response = sender.send_request(request).await.map_err(|e| http_error(&e))?;
+    let response = sender
+        .send_request(request)
+        .await
+        .map_err(|e| http_error(&e))?;
     Ok((response, connection))
 }
 

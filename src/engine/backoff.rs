@@ -55,7 +55,10 @@ mod tests {
             let bases = [10, 20, 40, 80, 100, 100, 100];
             for base in bases {
                 let delay = backoff.next_delay();
-                assert!(delay >= base * MS / 2 && delay <= base * MS, "seed {seed}: {delay:?} for base {base}ms");
+                assert!(
+                    delay >= base * MS / 2 && delay <= base * MS,
+                    "seed {seed}: {delay:?} for base {base}ms"
+                );
             }
         }
     }
@@ -74,13 +77,19 @@ mod tests {
     fn reset_and_degenerate_settings() {
         let mut backoff = Backoff::new(10 * MS, MS, 1);
         assert!(backoff.next_delay() <= 10 * MS);
-        assert!(backoff.next_delay() <= 10 * MS, "max below first is raised to first");
+        assert!(
+            backoff.next_delay() <= 10 * MS,
+            "max below first is raised to first"
+        );
         let mut backoff = Backoff::new(10 * MS, 80 * MS, 1);
         for _ in 0..5 {
             backoff.next_delay();
         }
         backoff.reset();
         assert!(backoff.next_delay() <= 10 * MS);
-        assert_eq!(Backoff::new(Duration::ZERO, Duration::ZERO, 1).next_delay(), Duration::ZERO);
+        assert_eq!(
+            Backoff::new(Duration::ZERO, Duration::ZERO, 1).next_delay(),
+            Duration::ZERO
+        );
     }
 }

@@ -93,21 +93,30 @@ async fn retries_follow_the_jittered_exponential_backoff() {
     let gaps: Vec<Duration> = times.windows(2).map(|w| w[1] - w[0]).collect();
     let bases = [10u32, 20, 40, 80];
     for (gap, base) in gaps.iter().zip(bases) {
-        assert!(*gap >= MS * base / 2 && *gap <= MS * base, "gap {gap:?} for base {base}ms");
+        assert!(
+            *gap >= MS * base / 2 && *gap <= MS * base,
+            "gap {gap:?} for base {base}ms"
+        );
     }
     for gap in &gaps[bases.len()..] {
         assert!(*gap >= 50 * MS && *gap <= 100 * MS, "capped gap {gap:?}");
     }
     // Noticed within one capped interval of coming up.
     let noticed = started.elapsed();
-    assert!(noticed >= Duration::from_secs(2) && noticed <= Duration::from_millis(2100), "{noticed:?}");
+    assert!(
+        noticed >= Duration::from_secs(2) && noticed <= Duration::from_millis(2100),
+        "{noticed:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn the_deadline_is_exact_even_when_attempts_hang() {
     let mut condition = Scripted::new(None);
     condition.takes = Duration::from_secs(3600);
-    let policy = Policy { deadline: Some(Duration::from_millis(2500)), ..defaults() };
+    let policy = Policy {
+        deadline: Some(Duration::from_millis(2500)),
+        ..defaults()
+    };
     let started = Instant::now();
     let report = run(vec![condition.clone()], &names(1), &policy).await;
     assert!(!report.ready);
@@ -117,7 +126,10 @@ async fn the_deadline_is_exact_even_when_attempts_hang() {
     assert_eq!(times.len(), 3, "{times:?}");
     assert!(times[1] >= Duration::from_millis(1005) && times[1] <= Duration::from_millis(1010));
     // The attempt in flight at the deadline started at the third try.
-    let expected = format!("no answer within {}ms", (Duration::from_millis(2500) - times[2]).as_millis());
+    let expected = format!(
+        "no answer within {}ms",
+        (Duration::from_millis(2500) - times[2]).as_millis()
+    );
     assert_eq!(report.targets[0].last_error, Some(expected));
 }
 
@@ -134,7 +146,10 @@ async fn attempt_timeout_is_clipped_to_the_deadline() {
     let report = run(vec![condition.clone()], &names(1), &policy).await;
     assert!(!report.ready);
     assert_eq!(started.elapsed(), Duration::from_millis(300));
-    assert_eq!(report.targets[0].last_error.as_deref(), Some("no answer within 300ms"));
+    assert_eq!(
+        report.targets[0].last_error.as_deref(),
+        Some("no answer within 300ms")
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -142,15 +157,24 @@ async fn success_threshold_needs_consecutive_successes() {
     // Up from 1s, down again from 1.015s, up for good from 1.5s: the first streak breaks.
     let mut flapping = Scripted::new(Some(Duration::from_secs(1)));
     flapping.gone_at = Some(Duration::from_millis(1015));
-    let flapping = FlapThenUp { inner: flapping, up_again: Duration::from_millis(1500) };
+    let flapping = FlapThenUp {
+        inner: flapping,
+        up_again: Duration::from_millis(1500),
+    };
     let attempts = flapping.inner.attempts.clone();
-    let policy = Policy { success_threshold: 3, ..defaults() };
+    let policy = Policy {
+        success_threshold: 3,
+        ..defaults()
+    };
     let started = Instant::now();
     let report = run(vec![flapping], &names(1), &policy).await;
     assert!(report.ready);
     let elapsed = started.elapsed();
     assert!(elapsed >= Duration::from_millis(1500 + 20), "{elapsed:?}");
-    assert!(elapsed <= Duration::from_millis(1500 + 100 + 20), "{elapsed:?}");
+    assert!(
+        elapsed <= Duration::from_millis(1500 + 100 + 20),
+        "{elapsed:?}"
+    );
     // The last three attempts are `interval` apart.
     let times = attempts.lock().unwrap().clone();
     let n = times.len();
@@ -195,12 +219,22 @@ async fn all_waits_for_the_slowest_and_any_for_the_fastest() {
     let fast = Scripted::new(Some(Duration::from_millis(500)));
     let slow = Scripted::new(Some(Duration::from_secs(3)));
     let started = Instant::now();
-    let policy = Policy { any: true, ..defaults() };
+    let policy = Policy {
+        any: true,
+        ..defaults()
+    };
     let report = run(vec![fast, slow], &names(2), &policy).await;
     assert!(report.ready);
-    assert!(started.elapsed() < Duration::from_millis(700), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_millis(700),
+        "{:?}",
+        started.elapsed()
+    );
     assert!(report.targets[0].ready && !report.targets[1].ready);
-    assert_eq!(report.targets[1].last_error.as_deref(), Some("connection refused"));
+    assert_eq!(
+        report.targets[1].last_error.as_deref(),
+        Some("connection refused")
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -208,7 +242,10 @@ async fn all_fails_at_the_deadline_if_one_never_comes_up() {
     let up = Scripted::new(Some(Duration::ZERO));
     let never = Scripted::new(None);
     let started = Instant::now();
-    let policy = Policy { deadline: Some(Duration::from_secs(2)), ..defaults() };
+    let policy = Policy {
+        deadline: Some(Duration::from_secs(2)),
+        ..defaults()
+    };
     let report = run(vec![up, never], &names(2), &policy).await;
     assert!(!report.ready);
     assert_eq!(started.elapsed(), Duration::from_secs(2));
@@ -221,14 +258,24 @@ async fn invert_waits_until_not_ready() {
     let mut going = Scripted::new(Some(Duration::ZERO));
     going.gone_at = Some(Duration::from_secs(1));
     let started = Instant::now();
-    let policy = Policy { invert: true, ..defaults() };
+    let policy = Policy {
+        invert: true,
+        ..defaults()
+    };
     let report = run(vec![going.clone()], &names(1), &policy).await;
     assert!(report.ready);
     let elapsed = started.elapsed();
-    assert!(elapsed >= Duration::from_secs(1) && elapsed <= Duration::from_millis(1100), "{elapsed:?}");
+    assert!(
+        elapsed >= Duration::from_secs(1) && elapsed <= Duration::from_millis(1100),
+        "{elapsed:?}"
+    );
 
     let staying = Scripted::new(Some(Duration::ZERO));
-    let policy = Policy { invert: true, deadline: Some(Duration::from_secs(1)), ..defaults() };
+    let policy = Policy {
+        invert: true,
+        deadline: Some(Duration::from_secs(1)),
+        ..defaults()
+    };
     let report = run(vec![staying], &names(1), &policy).await;
     assert!(!report.ready);
     assert_eq!(report.targets[0].last_error.as_deref(), Some("still ready"));
@@ -238,7 +285,10 @@ async fn invert_waits_until_not_ready() {
 async fn max_attempts_makes_a_single_probe() {
     let down = Scripted::new(None);
     let up = Scripted::new(Some(Duration::ZERO));
-    let policy = Policy { max_attempts: Some(1), ..defaults() };
+    let policy = Policy {
+        max_attempts: Some(1),
+        ..defaults()
+    };
     let started = Instant::now();
     let report = run(vec![down.clone(), up.clone()], &names(2), &policy).await;
     assert!(!report.ready);
@@ -246,7 +296,11 @@ async fn max_attempts_makes_a_single_probe() {
     assert_eq!(down.attempt_times().len(), 1);
 
     let down = Scripted::new(None);
-    let policy = Policy { max_attempts: Some(1), any: true, ..policy };
+    let policy = Policy {
+        max_attempts: Some(1),
+        any: true,
+        ..policy
+    };
     let report = run(vec![down, up], &names(2), &policy).await;
     assert!(report.ready);
 }
@@ -254,7 +308,10 @@ async fn max_attempts_makes_a_single_probe() {
 #[tokio::test(start_paused = true)]
 async fn no_deadline_waits_as_long_as_it_takes() {
     let late = Scripted::new(Some(Duration::from_secs(3600)));
-    let policy = Policy { deadline: None, ..defaults() };
+    let policy = Policy {
+        deadline: None,
+        ..defaults()
+    };
     let report = run(vec![late], &names(1), &policy).await;
     assert!(report.ready);
 }
@@ -300,7 +357,11 @@ async fn a_watch_event_triggers_an_immediate_attempt() {
         start: Instant::now(),
         attempts: attempts.clone(),
     };
-    let policy = Policy { interval: Duration::from_secs(10), max_interval: Duration::from_secs(10), ..defaults() };
+    let policy = Policy {
+        interval: Duration::from_secs(10),
+        max_interval: Duration::from_secs(10),
+        ..defaults()
+    };
     let started = Instant::now();
     let report = run(vec![condition], &names(1), &policy).await;
     assert!(report.ready);

@@ -1,0 +1,198 @@
+//! An in-process HTTP/1 server on 127.0.0.1 with scripted answers, on its own thread, counting
+//! the requests it gets so a test can fail if the server was never called.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+
+/// What the test's handler sees of a request.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    /// Method, e.g. `GET`.
+    pub method: String,
+    /// Path and query.
+    pub path: String,
+    /// Headers, names lower case.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Seen {
+    /// The value of header `name`, if sent.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A scripted answer: status, headers, body.
+pub struct Answer {
+    /// Status code.
+    pub status: u16,
+    /// Extra headers.
+    pub headers: Vec<(&'static str, String)>,
+    /// Body.
+    pub body: Vec<u8>,
+}
+
+impl Answer {
+    /// A status with an empty body.
+    pub fn status(status: u16) -> Answer {
+        Answer {
+            status,
+            headers: Vec::new(),
+            body: Vec::new(),
+        }
+    }
+
+    /// A 200 with this body.
+    pub fn body(body: impl Into<Vec<u8>>) -> Answer {
+        Answer {
+            status: 200,
+            headers: Vec::new(),
+            body: body.into(),
+        }
+    }
+
+    /// Adds a header.
+    pub fn header(mut self, name: &'static str, value: impl Into<String>) -> Answer {
+        self.headers.push((name, value.into()));
+        self
+    }
+}
+
+type Handler = dyn Fn(&Seen, usize) -> Answer + Send + Sync;
+
+/// A running server; it stops with the test process.
+pub struct HttpServer {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    hits: Arc<AtomicUsize>,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl HttpServer {
+    /// Starts a server whose handler gets each request and its 0-based number.
+    pub fn start(handler: impl Fn(&Seen, usize) -> Answer + Send + Sync + 'static) -> HttpServer {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        Self::serve(listener, Duration::ZERO, Arc::new(handler))
+    }
+
+    /// Starts listening on `port` only after `delay`: a server that comes up late.
+    pub fn start_late(
+        port: u16,
+        delay: Duration,
+        handler: impl Fn(&Seen, usize) -> Answer + Send + Sync + 'static,
+    ) -> HttpServer {
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let hits = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (h, s) = (hits.clone(), seen.clone());
+        let handler: Arc<Handler> = Arc::new(handler);
+        std::thread::spawn(move || {
+            std::thread::sleep(delay);
+            let listener = std::net::TcpListener::bind(addr).expect("bind late listener");
+            run(listener, handler, h, s);
+        });
+        HttpServer { addr, hits, seen }
+    }
+
+    fn serve(
+        listener: std::net::TcpListener,
+        _delay: Duration,
+        handler: Arc<Handler>,
+    ) -> HttpServer {
+        let addr = listener.local_addr().expect("local addr");
+        let hits = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (h, s) = (hits.clone(), seen.clone());
+        std::thread::spawn(move || run(listener, handler, h, s));
+        HttpServer { addr, hits, seen }
+    }
+
+    /// `http://127.0.0.1:PORT` + `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// How many requests it has answered.
+    pub fn hits(&self) -> usize {
+        self.hits.load(Ordering::SeqCst)
+    }
+
+    /// The requests it has seen.
+    pub fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+fn run(
+    listener: std::net::TcpListener,
+    handler: Arc<Handler>,
+    hits: Arc<AtomicUsize>,
+    seen: Arc<Mutex<Vec<Seen>>>,
+) {
+    listener.set_nonblocking(true).expect("nonblocking");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let handler = handler.clone();
+            let hits = hits.clone();
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |request: Request<Incoming>| {
+                    let request_seen = Seen {
+                        method: request.method().to_string(),
+                        path: request
+                            .uri()
+                            .path_and_query()
+                            .map(|p| p.to_string())
+                            .unwrap_or_default(),
+                        headers: request
+                            .headers()
+                            .iter()
+                            .map(|(n, v)| {
+                                (
+                                    n.to_string(),
+                                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                                )
+                            })
+                            .collect(),
+                    };
+                    let number = hits.fetch_add(1, Ordering::SeqCst);
+                    seen.lock().unwrap().push(request_seen.clone());
+                    let answer = handler(&request_seen, number);
+                    async move {
+                        let mut response = Response::builder().status(answer.status);
+                        for (name, value) in answer.headers {
+                            response = response.header(name, value);
+                        }
+                        Ok::<_, Infallible>(
+                            response.body(Full::new(Bytes::from(answer.body))).unwrap(),
+                        )
+                    }
+                });
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+}

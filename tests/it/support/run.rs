@@ -1,0 +1,125 @@
+//! Running the real `readygate` binary as a user would, and reading what it did.
+
+use std::ffi::OsStr;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A `readygate` command with a clean environment (no inherited `READYGATE_*`).
+pub fn readygate<I, S>(args: I) -> Command
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut command = Command::new(env!("CARGO_BIN_EXE_readygate"));
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("READYGATE_") {
+            command.env_remove(key);
+        }
+    }
+    command.args(args).stdin(Stdio::null());
+    command
+}
+
+/// What one run did: status, output and how long it took.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The exit code (`None` if killed by a signal).
+    pub code: Option<i32>,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+    /// Wall time from spawn to exit.
+    pub elapsed: Duration,
+}
+
+impl Outcome {
+    /// Panics with the whole outcome unless the exit code is `code`.
+    #[track_caller]
+    pub fn expect_code(&self, code: i32) -> &Self {
+        assert_eq!(self.code, Some(code), "unexpected exit status: {self:#?}");
+        self
+    }
+
+    /// Panics unless the run took less than `limit`.
+    #[track_caller]
+    pub fn expect_faster_than(&self, limit: Duration) -> &Self {
+        assert!(
+            self.elapsed < limit,
+            "took {:?}, limit {limit:?}: {self:#?}",
+            self.elapsed
+        );
+        self
+    }
+
+    /// Panics unless the run took at least `floor`.
+    #[track_caller]
+    pub fn expect_slower_than(&self, floor: Duration) -> &Self {
+        assert!(
+            self.elapsed >= floor,
+            "took {:?}, floor {floor:?}: {self:#?}",
+            self.elapsed
+        );
+        self
+    }
+
+    /// Panics unless stderr contains `text`.
+    #[track_caller]
+    pub fn expect_stderr(&self, text: &str) -> &Self {
+        assert!(
+            self.stderr.contains(text),
+            "stderr lacks {text:?}: {self:#?}"
+        );
+        self
+    }
+
+    /// Panics unless stdout contains `text`.
+    #[track_caller]
+    pub fn expect_stdout(&self, text: &str) -> &Self {
+        assert!(
+            self.stdout.contains(text),
+            "stdout lacks {text:?}: {self:#?}"
+        );
+        self
+    }
+}
+
+/// Extension: run a command to completion and time it.
+pub trait RunExt {
+    /// Runs to completion, capturing output.
+    fn outcome(&mut self) -> Outcome;
+    /// Spawns with captured output, for tests that act while it runs.
+    fn spawn_captured(&mut self) -> (Child, Instant);
+}
+
+impl RunExt for Command {
+    fn outcome(&mut self) -> Outcome {
+        let (child, started) = self.spawn_captured();
+        finish(child, started)
+    }
+
+    fn spawn_captured(&mut self) -> (Child, Instant) {
+        let started = Instant::now();
+        let child = self
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn readygate");
+        (child, started)
+    }
+}
+
+/// Waits for a spawned child and collects its outcome.
+pub fn finish(child: Child, started: Instant) -> Outcome {
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = child.wait_with_output().expect("wait for readygate");
+    Outcome {
+        code: status.code(),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        elapsed: started.elapsed(),
+    }
+}
