@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the test suite starts or compares against (as root; idempotent).
+# Used by .ci/run and by the README's test command.
+set -euo pipefail
+packages=(
+  ca-certificates
+  openssl
+)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
