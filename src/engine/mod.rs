@@ -114,8 +114,9 @@ pub async fn run<C: Condition>(conditions: Vec<C>, names: &[String], policy: &Po
         let policy = policy.clone();
         let shared = Arc::clone(&shared);
         let seed = seed.wrapping_add(index as u64);
+        let name = names[index].clone();
         tasks.spawn(async move {
-            let ready = target_loop(condition, &policy, deadline, seed, |event| {
+            let ready = target_loop(condition, &name, &policy, deadline, seed, |event| {
                 let mut progress = shared.lock().expect("progress lock");
                 let progress = &mut progress[index];
                 match event {
@@ -159,8 +160,6 @@ pub async fn run<C: Condition>(conditions: Vec<C>, names: &[String], policy: &Po
                     if policy.any || ready_count == total {
                         break true;
                     }
-                } else if !policy.any {
-                    break false;
                 }
             }
             _ = sleep_until_deadline(deadline) => {
@@ -191,6 +190,7 @@ pub async fn run<C: Condition>(conditions: Vec<C>, names: &[String], policy: &Po
 /// Deadline expiry is handled by the caller, which drops this future.
 async fn target_loop<C: Condition>(
     condition: C,
+    name: &str,
     policy: &Policy,
     deadline: Option<Instant>,
     seed: u64,
@@ -215,11 +215,12 @@ async fn target_loop<C: Condition>(
         attempts += 1;
         let good = match (outcome, policy.invert) {
             (Err(reason), true) => {
-                tracing::debug!(target: "readygate", "attempt {attempts}: {reason}");
+                tracing::debug!(target: "readygate", "{name}: attempt {attempts}: {reason}");
                 record(Event::Ended(None));
                 true
             }
             (Ok(()), false) => {
+                tracing::debug!(target: "readygate", "{name}: attempt {attempts}: ready");
                 record(Event::Ended(None));
                 true
             }
@@ -228,7 +229,7 @@ async fn target_loop<C: Condition>(
                 false
             }
             (Err(reason), false) => {
-                tracing::debug!(target: "readygate", "attempt {attempts}: {reason}");
+                tracing::debug!(target: "readygate", "{name}: attempt {attempts}: {reason}");
                 record(Event::Ended(Some(reason)));
                 false
             }

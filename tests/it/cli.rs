@@ -1,10 +1,17 @@
-//! Core `wait` and `probe` sessions: TCP, HTTP and file targets, options, exit statuses.
+//! Core `wait` and `probe` sessions: TCP, HTTP and file targets, every option, every status.
 
+use std::net::TcpListener;
 use std::time::Duration;
 
 use crate::support::http::{Answer, HttpServer};
-use crate::support::run::RunExt;
-use crate::support::{closed_addr, readygate};
+use crate::support::run::{finish, RunExt};
+use crate::support::{closed_addr, free_port, readygate, TempDir};
+
+const SECOND: Duration = Duration::from_secs(1);
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
 
 #[test]
 fn probe_of_a_serving_http_endpoint_exits_0_quietly() {
@@ -12,6 +19,29 @@ fn probe_of_a_serving_http_endpoint_exits_0_quietly() {
     let outcome = readygate(["probe", &server.url("/ready")]).outcome();
     outcome.expect_code(0);
     assert_eq!(outcome.stdout, "");
+    assert_eq!(outcome.stderr, "");
+    assert_eq!(server.hits(), 1);
+}
+
+#[test]
+fn probe_failure_prints_one_line_per_failing_target_on_stdout() {
+    let server = HttpServer::start(|_, _| Answer::status(503));
+    let closed = closed_addr();
+    let url = server.url("/ready");
+    let outcome = readygate(["probe", &url, &format!("tcp://{closed}")]).outcome();
+    outcome.expect_code(1);
+    assert_eq!(
+        outcome.stdout,
+        format!("{url}: status 503\ntcp://{closed}: connection refused to {closed}\n")
+    );
+}
+
+#[test]
+fn probe_makes_exactly_one_attempt() {
+    let server = HttpServer::start(|_, _| Answer::status(500));
+    readygate(["probe", &server.url("/")])
+        .outcome()
+        .expect_code(1);
     assert_eq!(server.hits(), 1);
 }
 
@@ -21,7 +51,671 @@ fn wait_on_a_closed_port_fails_at_the_deadline() {
     let outcome = readygate(["wait", "--timeout", "500ms", &format!("tcp://{addr}")]).outcome();
     outcome
         .expect_code(1)
-        .expect_slower_than(Duration::from_millis(500))
-        .expect_faster_than(Duration::from_secs(3))
+        .expect_slower_than(ms(500))
+        .expect_faster_than(3 * SECOND)
         .expect_stderr("connection refused");
+    assert_eq!(outcome.stdout, "");
+}
+
+#[test]
+fn wait_notices_a_late_tcp_listener() {
+    let port = free_port();
+    let _server = HttpServer::start_late(port, SECOND, |_, _| Answer::body("ok"));
+    let outcome = readygate(["wait", "-t", "10s", &format!("127.0.0.1:{port}")]).outcome();
+    outcome
+        .expect_code(0)
+        .expect_slower_than(SECOND)
+        .expect_faster_than(4 * SECOND)
+        .expect_stderr("ready after");
+}
+
+#[test]
+fn wait_retries_http_until_the_status_is_accepted() {
+    let server = HttpServer::start(|_, hit| Answer::status(if hit < 3 { 503 } else { 204 }));
+    let outcome = readygate(["wait", "-t", "10s", &server.url("/healthz")]).outcome();
+    outcome.expect_code(0).expect_faster_than(5 * SECOND);
+    assert_eq!(server.hits(), 4);
+}
+
+#[test]
+fn status_option_chooses_the_accepted_statuses() {
+    let server = HttpServer::start(|_, _| Answer::status(503));
+    let url = server.url("/");
+    readygate(["probe", "--status", "500-599", &url])
+        .outcome()
+        .expect_code(0);
+    readygate(["probe", "--status", "200,204", &url])
+        .outcome()
+        .expect_code(1)
+        .expect_stdout("status 503");
+    let redirect = HttpServer::start(|_, _| Answer::status(304));
+    readygate(["probe", &redirect.url("/")])
+        .outcome()
+        .expect_code(0);
+    readygate(["probe", "--status", "200-299", &redirect.url("/")])
+        .outcome()
+        .expect_code(1);
+}
+
+#[test]
+fn contains_and_matches_judge_the_body() {
+    let server = HttpServer::start(|_, _| Answer::body(r#"{"status":"UP","checks":[]}"#));
+    let url = server.url("/actuator/health");
+    readygate(["probe", "--contains", "\"UP\"", &url])
+        .outcome()
+        .expect_code(0);
+    readygate(["probe", "--contains", "DOWN", &url])
+        .outcome()
+        .expect_code(1)
+        .expect_stdout("body did not contain \"DOWN\"");
+    readygate(["probe", "--matches", r#""status":\s*"UP""#, &url])
+        .outcome()
+        .expect_code(0);
+    readygate(["probe", "--matches", "^DOWN", &url])
+        .outcome()
+        .expect_code(1)
+        .expect_stdout("body did not match \"^DOWN\"");
+}
+
+#[test]
+fn requests_carry_user_agent_headers_and_method() {
+    let server = HttpServer::start(|_, _| Answer::body("ok"));
+    let url = server.url("/x?y=1");
+    readygate([
+        "probe",
+        "-H",
+        "X-Probe: yes",
+        "--header",
+        "Host: app.example",
+        "--method",
+        "HEAD",
+        &url,
+    ])
+    .outcome()
+    .expect_code(0);
+    let seen = &server.seen()[0];
+    assert_eq!(seen.method, "HEAD");
+    assert_eq!(seen.path, "/x?y=1");
+    assert_eq!(seen.header("x-probe"), Some("yes"));
+    assert_eq!(seen.header("host"), Some("app.example"));
+    assert_eq!(
+        seen.header("user-agent"),
+        Some(concat!("readygate/", env!("CARGO_PKG_VERSION")))
+    );
+}
+
+#[test]
+fn url_credentials_are_sent_as_basic_auth_and_never_printed() {
+    let server = HttpServer::start(|_, _| Answer::status(401));
+    let url = format!("http://admin:hunter2@{}/private", server.addr);
+    let outcome = readygate([
+        "wait",
+        "-v",
+        "-t",
+        "300ms",
+        "-H",
+        "Cookie: session=s3cr3t",
+        &url,
+    ])
+    .outcome();
+    outcome.expect_code(1).expect_stderr("admin:***@");
+    assert_eq!(
+        server.seen()[0].header("authorization"),
+        Some("Basic YWRtaW46aHVudGVyMg==")
+    );
+    for secret in ["hunter2", "s3cr3t", "YWRtaW46aHVudGVyMg"] {
+        assert!(
+            !outcome.stderr.contains(secret),
+            "{secret} leaked: {}",
+            outcome.stderr
+        );
+        assert!(
+            !outcome.stdout.contains(secret),
+            "{secret} leaked: {}",
+            outcome.stdout
+        );
+    }
+}
+
+#[test]
+fn same_host_redirects_are_followed_and_others_are_answers() {
+    let server = HttpServer::start(|seen, _| match seen.path.as_str() {
+        "/old" => Answer::status(302).header("location", "/new"),
+        "/relative/a" => Answer::status(301).header("location", "b"),
+        "/elsewhere" => Answer::status(302).header("location", "http://192.0.2.1:9/"),
+        "/loop" => Answer::status(307).header("location", "/loop"),
+        "/new" | "/relative/b" => Answer::body("arrived"),
+        _ => Answer::status(404),
+    });
+    readygate(["probe", "--contains", "arrived", &server.url("/old")])
+        .outcome()
+        .expect_code(0);
+    readygate(["probe", "--contains", "arrived", &server.url("/relative/a")])
+        .outcome()
+        .expect_code(0);
+    // A redirect to another host is an answer: 302 is accepted by default, not with --status 200.
+    readygate(["probe", &server.url("/elsewhere")])
+        .outcome()
+        .expect_code(0);
+    readygate(["probe", "--status", "200", &server.url("/elsewhere")])
+        .outcome()
+        .expect_code(1)
+        .expect_stdout("status 302");
+    readygate(["probe", &server.url("/loop")])
+        .outcome()
+        .expect_code(1)
+        .expect_stdout("stopped after 10 redirects");
+    let loops = server.seen().iter().filter(|s| s.path == "/loop").count();
+    assert_eq!(loops, 11);
+}
+
+#[test]
+fn success_threshold_needs_consecutive_successes() {
+    // 200, 503, then 200 for good: a threshold of 3 must not count across the 503.
+    let server = HttpServer::start(|_, hit| Answer::status(if hit == 1 { 503 } else { 200 }));
+    readygate([
+        "wait",
+        "-t",
+        "10s",
+        "--success-threshold",
+        "3",
+        &server.url("/"),
+    ])
+    .outcome()
+    .expect_code(0);
+    assert_eq!(server.hits(), 5);
+}
+
+#[test]
+fn any_is_satisfied_by_one_target_all_needs_every_one() {
+    let server = HttpServer::start(|_, _| Answer::body("ok"));
+    let closed = format!("tcp://{}", closed_addr());
+    let url = server.url("/");
+    readygate(["wait", "-t", "5s", "--any", &closed, &url])
+        .outcome()
+        .expect_code(0)
+        .expect_faster_than(2 * SECOND);
+    readygate(["wait", "-t", "300ms", &closed, &url])
+        .outcome()
+        .expect_code(1)
+        .expect_stderr(&closed);
+    readygate(["probe", "--any", &closed, &url])
+        .outcome()
+        .expect_code(0);
+}
+
+#[test]
+fn invert_waits_until_a_port_closes() {
+    let closed = format!("tcp://{}", closed_addr());
+    readygate(["wait", "--invert", &closed])
+        .outcome()
+        .expect_code(0);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let open = format!("tcp://{}", listener.local_addr().unwrap());
+    readygate(["wait", "--invert", "-t", "300ms", &open])
+        .outcome()
+        .expect_code(1)
+        .expect_stderr("still ready");
+    readygate(["probe", "--invert", &open])
+        .outcome()
+        .expect_code(1)
+        .expect_stdout("still ready");
+    let (child, started) = readygate(["wait", "--invert", "-t", "10s", &open]).spawn_captured();
+    std::thread::sleep(ms(700));
+    drop(listener);
+    let outcome = finish(child, started);
+    outcome
+        .expect_code(0)
+        .expect_slower_than(ms(700))
+        .expect_faster_than(4 * SECOND);
+}
+
+#[test]
+fn touch_marks_readiness_and_termination_log_records_failure() {
+    let dir = TempDir::new();
+    let marker = dir.join("deep/er/ready");
+    let server = HttpServer::start(|_, _| Answer::body("ok"));
+    readygate([
+        "wait",
+        "--touch",
+        marker.to_str().unwrap(),
+        &server.url("/"),
+    ])
+    .outcome()
+    .expect_code(0);
+    assert!(marker.exists(), "--touch did not create {marker:?}");
+
+    let log = dir.join("termination-log");
+    let closed = format!("tcp://{}", closed_addr());
+    let not_made = dir.join("not-made");
+    readygate([
+        "wait",
+        "-t",
+        "200ms",
+        "--touch",
+        not_made.to_str().unwrap(),
+        "--termination-log",
+        log.to_str().unwrap(),
+        &closed,
+    ])
+    .outcome()
+    .expect_code(1);
+    assert!(!not_made.exists(), "--touch must not mark a failure");
+    let written = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        written.contains(&closed) && written.contains("connection refused"),
+        "{written}"
+    );
+}
+
+#[test]
+fn quiet_verbose_and_json_logging() {
+    let server = HttpServer::start(|_, hit| Answer::status(if hit == 0 { 503 } else { 200 }));
+    let url = server.url("/");
+    let quiet = readygate(["wait", "-q", &url]).outcome();
+    quiet.expect_code(0);
+    assert_eq!(quiet.stderr, "");
+
+    let verbose = readygate(["wait", "-v", &url]).outcome();
+    verbose.expect_code(0).expect_stderr("attempt 1: ready");
+
+    let json = readygate(["wait", "--log-format", "json", &url]).outcome();
+    json.expect_code(0);
+    let lines: Vec<&str> = json.stderr.lines().collect();
+    assert!(lines.len() >= 2, "{json:#?}");
+    for line in lines {
+        assert!(
+            line.starts_with('{') && line.ends_with('}'),
+            "not JSON: {line}"
+        );
+        assert!(line.contains("\"level\":\"INFO\""), "{line}");
+    }
+}
+
+#[test]
+fn a_slow_wait_reports_progress() {
+    let closed = format!("tcp://{}", closed_addr());
+    let outcome = readygate(["wait", "-t", "6s", &closed]).outcome();
+    outcome
+        .expect_code(1)
+        .expect_stderr("still waiting after")
+        .expect_stderr("connection refused");
+}
+
+#[test]
+fn environment_supplies_options_and_the_command_line_wins() {
+    let closed = format!("tcp://{}", closed_addr());
+    readygate(["wait", &closed])
+        .env("READYGATE_TIMEOUT", "300ms")
+        .outcome()
+        .expect_code(1)
+        .expect_faster_than(3 * SECOND);
+    readygate(["wait", "--timeout", "200ms", &closed])
+        .env("READYGATE_TIMEOUT", "1h")
+        .outcome()
+        .expect_code(1)
+        .expect_faster_than(3 * SECOND);
+    let server = HttpServer::start(|_, _| Answer::body("ok"));
+    readygate(["wait"])
+        .env(
+            "READYGATE_TARGETS",
+            format!("{}, {}", server.url("/a"), server.addr),
+        )
+        .outcome()
+        .expect_code(0);
+    assert_eq!(server.seen()[0].path, "/a");
+    readygate(["probe", &server.url("/")])
+        .env("READYGATE_STATUS", "500")
+        .outcome()
+        .expect_code(1);
+    readygate(["wait", "-t", "300ms", &closed])
+        .env("READYGATE_INVERT", "true")
+        .outcome()
+        .expect_code(0);
+    readygate(["wait", "-t", "300ms", &closed])
+        .env("READYGATE_INVERT", "false")
+        .outcome()
+        .expect_code(1);
+}
+
+#[test]
+fn disabled_skips_all_waiting() {
+    let closed = format!("tcp://{}", closed_addr());
+    readygate(["wait", "-t", "5s", &closed])
+        .env("READYGATE_DISABLED", "true")
+        .outcome()
+        .expect_code(0)
+        .expect_faster_than(SECOND);
+    readygate(["probe", &closed])
+        .env("READYGATE_DISABLED", "1")
+        .outcome()
+        .expect_code(0);
+    let outcome = readygate(["wait", &closed, "--", "echo", "went straight"])
+        .env("READYGATE_DISABLED", "true")
+        .outcome();
+    outcome.expect_code(0).expect_stdout("went straight");
+    readygate(["wait", "-t", "200ms", &closed])
+        .env("READYGATE_DISABLED", "false")
+        .outcome()
+        .expect_code(1);
+}
+
+#[test]
+fn command_replaces_the_process_once_ready() {
+    let server = HttpServer::start(|_, _| Answer::body("ok"));
+    let (child, started) = readygate([
+        "wait",
+        "-q",
+        &server.url("/"),
+        "--",
+        "sh",
+        "-c",
+        "echo $$; exit 42",
+    ])
+    .spawn_captured();
+    let pid = child.id();
+    let outcome = finish(child, started);
+    outcome.expect_code(42);
+    assert_eq!(
+        outcome.stdout.trim(),
+        pid.to_string(),
+        "COMMAND must run as the same process"
+    );
+}
+
+#[test]
+fn command_statuses_126_127_and_never_run_when_not_ready() {
+    let dir = TempDir::new();
+    let server = HttpServer::start(|_, _| Answer::body("ok"));
+    let url = server.url("/");
+    readygate(["wait", &url, "--", "/no/such/command"])
+        .outcome()
+        .expect_code(127)
+        .expect_stderr("command not found");
+    let not_executable = dir.join("script");
+    std::fs::write(&not_executable, "#!/bin/sh\n").unwrap();
+    readygate(["wait", &url, "--", not_executable.to_str().unwrap()])
+        .outcome()
+        .expect_code(126)
+        .expect_stderr("permission denied");
+    let marker = dir.join("ran");
+    let closed = format!("tcp://{}", closed_addr());
+    readygate([
+        "wait",
+        "-t",
+        "200ms",
+        &closed,
+        "--",
+        "touch",
+        marker.to_str().unwrap(),
+    ])
+    .outcome()
+    .expect_code(1);
+    assert!(!marker.exists(), "COMMAND ran although not ready");
+}
+
+#[test]
+fn sigterm_and_sigint_stop_a_wait_with_128_plus_n() {
+    for (signal, code) in [("TERM", 143), ("INT", 130)] {
+        let closed = format!("tcp://{}", closed_addr());
+        let (child, started) = readygate(["wait", "-t", "30s", &closed]).spawn_captured();
+        std::thread::sleep(ms(300));
+        let sent = std::time::Instant::now();
+        let status = std::process::Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let outcome = finish(child, started);
+        outcome.expect_code(code);
+        assert!(
+            sent.elapsed() < 2 * SECOND,
+            "took {:?} to stop",
+            sent.elapsed()
+        );
+    }
+}
+
+#[test]
+fn localhost_resolves_to_ipv6_and_ipv4_listeners_alike() {
+    let v4 = TcpListener::bind("127.0.0.1:0").unwrap();
+    readygate([
+        "probe",
+        &format!("localhost:{}", v4.local_addr().unwrap().port()),
+    ])
+    .outcome()
+    .expect_code(0);
+    if let Ok(v6) = TcpListener::bind("[::1]:0") {
+        let port = v6.local_addr().unwrap().port();
+        readygate(["probe", &format!("tcp://localhost:{port}")])
+            .outcome()
+            .expect_code(0);
+        readygate(["probe", &format!("[::1]:{port}")])
+            .outcome()
+            .expect_code(0);
+    }
+}
+
+#[test]
+fn an_unknown_name_is_not_ready_rather_than_a_usage_error() {
+    let outcome = readygate(["probe", "tcp://no-such-host.invalid:80"]).outcome();
+    outcome
+        .expect_code(1)
+        .expect_stdout("no such host no-such-host.invalid");
+}
+
+#[test]
+fn a_file_is_noticed_by_its_event_not_by_polling() {
+    let dir = TempDir::new();
+    let path = dir.join("not/yet/there/ready");
+    // Polling every 10s: only a file-system event can release the wait this fast.
+    let (child, started) = readygate([
+        "wait",
+        "--interval",
+        "10s",
+        "--max-interval",
+        "10s",
+        "-t",
+        "20s",
+        path.to_str().unwrap(),
+    ])
+    .spawn_captured();
+    std::thread::sleep(ms(500));
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, "").unwrap();
+    finish(child, started)
+        .expect_code(0)
+        .expect_slower_than(ms(500))
+        .expect_faster_than(4 * SECOND);
+}
+
+#[test]
+fn file_content_and_configmap_style_symlink_swaps() {
+    let dir = TempDir::new();
+    // The kubelet's layout: key -> ..data/key, ..data -> ..v1, swapped atomically to ..v2.
+    std::fs::create_dir(dir.join("..v1")).unwrap();
+    std::fs::write(dir.join("..v1/mode"), "starting").unwrap();
+    std::os::unix::fs::symlink("..v1", dir.join("..data")).unwrap();
+    std::os::unix::fs::symlink("..data/mode", dir.join("mode")).unwrap();
+    let key = dir.join("mode");
+    let url = format!("file://{}", key.display());
+    readygate(["probe", "--contains", "serving", &url])
+        .outcome()
+        .expect_code(1)
+        .expect_stdout("content did not contain \"serving\"");
+    let (child, started) = readygate([
+        "wait",
+        "--interval",
+        "10s",
+        "--max-interval",
+        "10s",
+        "-t",
+        "20s",
+        "--matches",
+        "^serv",
+        &url,
+    ])
+    .spawn_captured();
+    std::thread::sleep(ms(500));
+    std::fs::create_dir(dir.join("..v2")).unwrap();
+    std::fs::write(dir.join("..v2/mode"), "serving").unwrap();
+    std::os::unix::fs::symlink("..v2", dir.join("..data_tmp")).unwrap();
+    std::fs::rename(dir.join("..data_tmp"), dir.join("..data")).unwrap();
+    finish(child, started)
+        .expect_code(0)
+        .expect_slower_than(ms(500))
+        .expect_faster_than(4 * SECOND);
+}
+
+#[test]
+fn invert_waits_until_a_file_is_gone() {
+    let dir = TempDir::new();
+    let path = dir.join("lock");
+    std::fs::write(&path, "").unwrap();
+    let (child, started) = readygate([
+        "wait",
+        "--invert",
+        "--interval",
+        "10s",
+        "-t",
+        "20s",
+        path.to_str().unwrap(),
+    ])
+    .spawn_captured();
+    std::thread::sleep(ms(500));
+    std::fs::remove_file(&path).unwrap();
+    finish(child, started)
+        .expect_code(0)
+        .expect_faster_than(4 * SECOND);
+}
+
+#[test]
+fn help_and_version_exit_0() {
+    readygate(["--help"])
+        .outcome()
+        .expect_code(0)
+        .expect_stdout("Usage");
+    readygate(["wait", "--help"])
+        .outcome()
+        .expect_code(0)
+        .expect_stdout("--attempt-timeout");
+    readygate(["--version"])
+        .outcome()
+        .expect_code(0)
+        .expect_stdout(env!("CARGO_PKG_VERSION"));
+}
+
+/// Each bad input, the text its one-line error must contain, and the extra environment.
+#[test]
+fn usage_errors_are_one_line_naming_the_fault_with_status_2() {
+    let long = "x".repeat(100_000);
+    let cases: Vec<(Vec<&str>, &str, Option<(&str, &str)>)> = vec![
+        (
+            vec!["wait", "tcp://:80"],
+            "invalid target \"tcp://:80\": missing host",
+            None,
+        ),
+        (vec!["wait", "db:0"], "port 0", None),
+        (vec!["wait", "db:65536"], "invalid port", None),
+        (vec!["wait", "ftp://x:1"], "unknown scheme", None),
+        (vec!["wait", ""], "invalid target \"\"", None),
+        (vec!["wait", "a\u{1b}[31m:1"], "\\u{1b}", None),
+        (vec!["wait", "-t", "soon", "db:1"], "--timeout", None),
+        (
+            vec!["wait", "--attempt-timeout", "2s", "-t", "1s", "db:1"],
+            "--attempt-timeout 2s is longer than --timeout 1s",
+            None,
+        ),
+        (
+            vec!["wait", "--interval", "2s", "--max-interval", "1s", "db:1"],
+            "--interval",
+            None,
+        ),
+        (
+            vec!["wait", "--attempt-timeout", "0", "db:1"],
+            "--attempt-timeout must be above 0",
+            None,
+        ),
+        (vec!["wait", "--status", "99", "db:1"], "--status", None),
+        (
+            vec!["wait", "--status", "300-200", "db:1"],
+            "300 is above 200",
+            None,
+        ),
+        (vec!["wait", "-H", "no colon", "db:1"], "--header", None),
+        (vec!["wait", "--matches", "(", "db:1"], "--matches", None),
+        (
+            vec!["wait", "--success-threshold", "0", "db:1"],
+            "--success-threshold",
+            None,
+        ),
+        (vec!["wait", "--method", "POST", "db:1"], "--method", None),
+        (
+            vec!["wait", "--log-format", "xml", "db:1"],
+            "--log-format",
+            None,
+        ),
+        (vec!["wait", "--bogus", "db:1"], "--bogus", None),
+        (
+            vec!["wait", "--on-exit", "http://127.0.0.1:1/quit", "db:1"],
+            "--on-exit needs a command",
+            None,
+        ),
+        (
+            vec!["wait", "--contains", "a", "--matches", "b", "db:1"],
+            "--contains",
+            None,
+        ),
+        (vec!["wait"], "no target given", None),
+        (vec!["wait", &long], "invalid target", None),
+        (
+            vec!["wait", "db:1"],
+            "--timeout",
+            Some(("READYGATE_TIMEOUT", "abc")),
+        ),
+        (
+            vec!["wait", "db:1"],
+            "READYGATE_DISABLED",
+            Some(("READYGATE_DISABLED", "maybe")),
+        ),
+        (
+            vec!["wait"],
+            "invalid target",
+            Some(("READYGATE_TARGETS", "http://")),
+        ),
+        (vec!["frobnicate"], "frobnicate", None),
+    ];
+    for (args, fault, env) in cases {
+        let mut command = readygate(&args);
+        if let Some((key, value)) = env {
+            command.env(key, value);
+        }
+        let outcome = command.outcome();
+        let shown: Vec<String> = args.iter().map(|a| a.chars().take(60).collect()).collect();
+        assert_eq!(outcome.code, Some(2), "{shown:?}: {outcome:#?}");
+        assert_eq!(outcome.stdout, "", "{shown:?}");
+        let line = outcome.stderr.trim_end();
+        assert!(
+            !line.contains('\n'),
+            "{shown:?}: more than one line: {line}"
+        );
+        assert!(line.starts_with("readygate: "), "{shown:?}: {line}");
+        assert!(
+            line.contains(fault),
+            "{shown:?}: {line:?} should mention {fault:?}"
+        );
+        assert!(
+            line.len() < 400 || args.iter().any(|a| a.len() > 1000),
+            "{shown:?}: too long"
+        );
+    }
+}
+
+#[test]
+fn non_utf8_arguments_are_usage_errors() {
+    use std::os::unix::ffi::OsStrExt;
+    let bad = std::ffi::OsStr::from_bytes(b"tcp://\xff:80");
+    let outcome = readygate([std::ffi::OsStr::new("wait"), bad]).outcome();
+    outcome.expect_code(2).expect_stderr("readygate: ");
+    assert_eq!(outcome.stderr.lines().count(), 1, "{outcome:#?}");
 }
