@@ -104,6 +104,7 @@ enum Event {
 /// Runs every condition until the policy's goal is met or the deadline passes. `names` label
 /// the conditions in log lines (already redacted).
 pub async fn run<C: Condition>(conditions: Vec<C>, names: &[String], policy: &Policy) -> Report {
+    assert_eq!(conditions.len(), names.len(), "one name per condition");
     let start = Instant::now();
     let deadline = policy.deadline.map(|d| start + d);
     let shared: Arc<Mutex<Vec<Progress>>> =
@@ -154,7 +155,7 @@ pub async fn run<C: Condition>(conditions: Vec<C>, names: &[String], policy: &Po
                 if ready {
                     ready_count += 1;
                     shared.lock().expect("progress lock")[index].ready = true;
-                    tracing::info!(target: "readygate", "{}: {} after {}", names[index],
+                    tracing::info!("{}: {} after {}", names[index],
                         if policy.invert { "not ready" } else { "ready" },
                         humanize(start.elapsed()));
                     if policy.any || ready_count == total {
@@ -215,12 +216,12 @@ async fn target_loop<C: Condition>(
         attempts += 1;
         let good = match (outcome, policy.invert) {
             (Err(reason), true) => {
-                tracing::debug!(target: "readygate", "{name}: attempt {attempts}: {reason}");
+                tracing::debug!("{name}: attempt {attempts}: {reason}");
                 record(Event::Ended(None));
                 true
             }
             (Ok(()), false) => {
-                tracing::debug!(target: "readygate", "{name}: attempt {attempts}: ready");
+                tracing::debug!("{name}: attempt {attempts}: ready");
                 record(Event::Ended(None));
                 true
             }
@@ -229,7 +230,7 @@ async fn target_loop<C: Condition>(
                 false
             }
             (Err(reason), false) => {
-                tracing::debug!(target: "readygate", "{name}: attempt {attempts}: {reason}");
+                tracing::debug!("{name}: attempt {attempts}: {reason}");
                 record(Event::Ended(Some(reason)));
                 false
             }
@@ -283,7 +284,11 @@ fn log_progress(shared: &Mutex<Vec<Progress>>, names: &[String], start: Instant)
             None => name.clone(),
         })
         .collect();
-    tracing::info!(target: "readygate", "still waiting after {}: {}", humanize(start.elapsed()), waiting.join(", "));
+    tracing::info!(
+        "still waiting after {}: {}",
+        humanize(start.elapsed()),
+        waiting.join(", ")
+    );
 }
 
 /// A duration rounded for people: `1.5s`, `250ms`.
