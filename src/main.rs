@@ -2,6 +2,7 @@
 
 mod check;
 mod cli;
+mod compat;
 mod duration;
 mod engine;
 mod exec;
@@ -31,6 +32,9 @@ use exit::Exit;
 use plan::Plan;
 
 fn main() -> ExitCode {
+    if let Some(status) = compat::dispatch() {
+        return status;
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => return usage_error(err).into(),

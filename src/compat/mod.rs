@@ -1,0 +1,19 @@
+//! Answering to other tools' names: an image that calls `wait-for-it` keeps its command lines
+//! when that file becomes a link to (or a copy of) readygate, and loses bash.
+
+mod wait_for_it;
+
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Runs the tool readygate was invoked as, judged by the file name in argv[0]; `None` means
+/// readygate was called by its own name (or any other) and parses its own command line.
+pub fn dispatch() -> Option<ExitCode> {
+    let mut args = std::env::args_os();
+    let argv0 = args.next()?;
+    let name = Path::new(&argv0).file_name()?.to_str()?;
+    match name {
+        "wait-for-it" | "wait-for-it.sh" => Some(wait_for_it::main(name, args.collect())),
+        _ => None,
+    }
+}
