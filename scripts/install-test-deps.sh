@@ -5,6 +5,9 @@ set -euo pipefail
 packages=(
   ca-certificates
   openssl
+  # the real script the wait-for-it differential suite compares against; with coreutils'
+  # timeout it connects through bash's /dev/tcp (nc only with busybox's timeout)
+  wait-for-it
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -132,7 +132,10 @@ pub fn main(cmdname: &str, args: Vec<OsString>) -> ExitCode {
     let port = Port(endpoint(&plan.host, &plan.port));
     let status = match runtime.block_on(wait(port, limit, target.clone())) {
         Waited::Available(after) => {
-            say(format!("{target} is available after {} seconds", after.as_secs()));
+            say(format!(
+                "{target} is available after {} seconds",
+                after.as_secs()
+            ));
             0
         }
         Waited::TimedOut => {
@@ -145,7 +148,10 @@ pub fn main(cmdname: &str, args: Vec<OsString>) -> ExitCode {
         Waited::Signal(signal) => return ExitCode::from(crate::exit::Exit::Signal(signal).code()),
     };
     drop(runtime);
-    let runs = plan.command.first().is_some_and(|program| !program.is_empty());
+    let runs = plan
+        .command
+        .first()
+        .is_some_and(|program| !program.is_empty());
     if plan.child || !runs {
         return ExitCode::from(status);
     }
@@ -306,7 +312,11 @@ fn port_number(text: &str) -> Result<u16, Reason> {
     if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
         // strtoul: saturates on overflow, negates modulo 2^64; htons keeps the low 16 bits.
         let value = digits.parse::<u64>().unwrap_or(u64::MAX);
-        let value = if negative { value.wrapping_neg() } else { value };
+        let value = if negative {
+            value.wrapping_neg()
+        } else {
+            value
+        };
         return Ok(value as u16);
     }
     let services = std::fs::read_to_string(SERVICES).unwrap_or_default();
@@ -321,7 +331,9 @@ fn service_port(services: &str, name: &str) -> Option<u16> {
         let official = words.next()?;
         let (port, protocol) = words.next()?.split_once('/')?;
         let named = official == name || words.any(|alias| alias == name);
-        (protocol == "tcp" && named).then(|| port.parse().ok()).flatten()
+        (protocol == "tcp" && named)
+            .then(|| port.parse().ok())
+            .flatten()
     })
 }
 

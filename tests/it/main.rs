@@ -4,3 +4,4 @@
 mod support;
 
 mod cli;
+mod wait_for_it;

@@ -58,7 +58,10 @@ fn an_empty_value_ends_the_argument_loop() {
     assert!(plan.command.is_empty());
     assert_eq!(planned(&["db:1", "-t"]).timeout, "15");
     assert_eq!(planned(&["db:1", "--timeout="]).timeout, "15");
-    assert_eq!(parsed(&["db:1", "-h"]), Invocation::Usage(Some(MISSING.into())));
+    assert_eq!(
+        parsed(&["db:1", "-h"]),
+        Invocation::Usage(Some(MISSING.into()))
+    );
 }
 
 #[test]
@@ -69,8 +72,18 @@ fn usage_errors() {
     assert_eq!(parsed(&["-qs"]), unknown("-qs"));
     assert_eq!(parsed(&["-q", "db"]), Invocation::Usage(None));
     assert_eq!(parsed(&["db:1", "--help"]), Invocation::Usage(None));
-    for args in [&[][..], &["db:"], &[":80"], &["-p", "1"], &["--host=", "-p", "1"]] {
-        assert_eq!(parsed(args), Invocation::Usage(Some(MISSING.into())), "{args:?}");
+    for args in [
+        &[][..],
+        &["db:"],
+        &[":80"],
+        &["-p", "1"],
+        &["--host=", "-p", "1"],
+    ] {
+        assert_eq!(
+            parsed(args),
+            Invocation::Usage(Some(MISSING.into())),
+            "{args:?}"
+        );
     }
     assert_eq!(parsed(&["-q", "-p", "1"]), Invocation::Usage(None));
 }
@@ -98,7 +111,9 @@ fn ports_as_getaddrinfo_reads_them() {
     assert_eq!(port_number(" 80"), Ok(80));
     assert_eq!(port_number("65616"), Ok(80));
     assert_eq!(port_number("-1"), Ok(65535));
-    assert!(port_number("80x").unwrap_err().contains("unknown TCP service"));
+    assert!(port_number("80x")
+        .unwrap_err()
+        .contains("unknown TCP service"));
     let services = "# comment\nhttp\t80/tcp\twww # web\nhttp\t80/udp\ndns 53/udp domain\n";
     assert_eq!(service_port(services, "http"), Some(80));
     assert_eq!(service_port(services, "www"), Some(80));
