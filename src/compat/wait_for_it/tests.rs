@@ -1,4 +1,8 @@
-use super::*;
+use std::ffi::OsString;
+use std::time::Duration;
+
+use super::args::*;
+use crate::target::Host;
 
 fn parsed(args: &[&str]) -> Invocation {
     parse(args.iter().map(OsString::from).collect())
