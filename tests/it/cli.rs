@@ -605,11 +605,13 @@ fn help_and_version_exit_0() {
         .expect_stdout(env!("CARGO_PKG_VERSION"));
 }
 
-/// Each bad input, the text its one-line error must contain, and the extra environment.
+/// A bad command line, the text its one-line error must contain, and an extra variable.
+type BadInput<'a> = (Vec<&'a str>, &'a str, Option<(&'a str, &'a str)>);
+
 #[test]
 fn usage_errors_are_one_line_naming_the_fault_with_status_2() {
     let long = "x".repeat(100_000);
-    let cases: Vec<(Vec<&str>, &str, Option<(&str, &str)>)> = vec![
+    let cases: Vec<BadInput> = vec![
         (
             vec!["wait", "tcp://:80"],
             "invalid target \"tcp://:80\": missing host",
