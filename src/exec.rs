@@ -1,8 +1,8 @@
 //! `-- COMMAND`: once ready, the process is replaced by COMMAND (exec, no shell, no fork), so
 //! its PID, signals and exit status are COMMAND's own.
 
-use std::ffi::OsString;
-use std::io::ErrorKind;
+use std::ffi::{OsStr, OsString};
+use std::io::{self, ErrorKind};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
@@ -12,6 +12,11 @@ use crate::exit::Exit;
 pub fn exec(command: &[OsString]) -> Exit {
     let (program, args) = command.split_first().expect("a command was given");
     let err = Command::new(program).args(args).exec();
+    cannot_run(program, &err)
+}
+
+/// Says why `program` could not be started (by exec or as a child) and picks 127 or 126.
+pub fn cannot_run(program: &OsStr, err: &io::Error) -> Exit {
     let shown = crate::redact::quoted(&program.to_string_lossy());
     match err.kind() {
         ErrorKind::NotFound => {
@@ -21,7 +26,7 @@ pub fn exec(command: &[OsString]) -> Exit {
         _ => {
             eprintln!(
                 "readygate: cannot run {shown}: {}",
-                crate::transport::describe_io(&err)
+                crate::transport::describe_io(err)
             );
             Exit::CannotExecute
         }

@@ -19,6 +19,7 @@ mod run;
 mod sidecar;
 mod signal;
 mod status;
+mod supervise;
 mod target;
 mod tls;
 mod transport;

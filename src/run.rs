@@ -10,9 +10,10 @@ use crate::signal::Terminations;
 /// Runs a `wait` or `probe` plan to its exit status (or replaces the process with COMMAND).
 pub async fn wait_or_probe(mut plan: Plan) -> Exit {
     let mut signals = Terminations::listen();
+    let context = Context::new(std::mem::take(&mut plan.options));
     if plan.disabled {
         tracing::info!("READYGATE_DISABLED is set: not waiting");
-        return ready(&plan);
+        return ready(&plan, &context).await;
     }
     let names = report::names(&plan.targets);
     if plan.mode == Mode::Wait {
@@ -27,7 +28,6 @@ pub async fn wait_or_probe(mut plan: Plan) -> Exit {
         };
         tracing::info!("waiting {deadline} for {} {goal}", names.join(", "));
     }
-    let context = Context::new(std::mem::take(&mut plan.options));
     let checks = plan
         .targets
         .iter()
@@ -45,24 +45,28 @@ pub async fn wait_or_probe(mut plan: Plan) -> Exit {
         }
     };
     if report.ready {
-        ready(&plan)
+        ready(&plan, &context).await
     } else {
         report::not_ready(&plan, &report, started.elapsed());
         Exit::NotReady
     }
 }
 
-/// Everything that follows readiness: the marker file, then COMMAND (exec) if any.
-fn ready(plan: &Plan) -> Exit {
+/// Everything that follows readiness: the marker file, then COMMAND (exec, or as a child with
+/// `--on-exit`) if any.
+async fn ready(plan: &Plan, context: &Context) -> Exit {
     if let Some(path) = &plan.touch {
         if let Err(reason) = report::touch(path) {
             tracing::error!("{reason}");
             return Exit::NotReady;
         }
     }
-    if plan.command.is_empty() {
-        Exit::Ready
-    } else {
-        crate::exec::exec(&plan.command)
+    match &plan.on_exit {
+        _ if plan.command.is_empty() => Exit::Ready,
+        Some(url) => {
+            let timeout = plan.policy.attempt_timeout;
+            crate::supervise::supervise(&plan.command, url, timeout, &context.options).await
+        }
+        None => crate::exec::exec(&plan.command),
     }
 }

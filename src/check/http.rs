@@ -4,7 +4,7 @@
 use base64::Engine as _;
 use http_body_util::{BodyExt, Empty};
 use hyper::body::{Bytes, Incoming};
-use hyper::header::{HeaderValue, AUTHORIZATION, HOST, LOCATION, USER_AGENT};
+use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_LENGTH, HOST, LOCATION, USER_AGENT};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 
@@ -51,6 +51,13 @@ pub async fn check(target: &HttpTarget, context: &Context) -> Result<(), Reason>
     Err(format!("stopped after {MAX_REDIRECTS} redirects"))
 }
 
+/// One request with the context's method over a fresh connection, no redirect followed and
+/// no body read: the status it got. For `--on-exit`'s POST, which is a notice, not a check.
+pub async fn send(target: &HttpTarget, context: &Context) -> Result<StatusCode, Reason> {
+    let (response, _connection) = request(target, context).await?;
+    Ok(response.status())
+}
+
 /// Aborts the task driving a connection when dropped, so no socket outlives its attempt.
 struct Connection(tokio::task::JoinHandle<()>);
 
@@ -94,6 +101,7 @@ fn build_request(
     let method = match options.method {
         HttpMethod::Get => hyper::Method::GET,
         HttpMethod::Head => hyper::Method::HEAD,
+        HttpMethod::Post => hyper::Method::POST,
     };
     let mut builder = Request::builder().method(method).uri(target.path.as_str());
     let headers = builder.headers_mut().expect("fresh builder");
@@ -108,6 +116,10 @@ fn build_request(
             .map_err(|_| "invalid credentials in URL".to_string())?;
         value.set_sensitive(true);
         headers.insert(AUTHORIZATION, value);
+    }
+    if options.method == HttpMethod::Post {
+        // Said outright: some servers refuse a POST without a length (411).
+        headers.insert(CONTENT_LENGTH, HeaderValue::from_static("0"));
     }
     for header in &options.headers {
         headers.insert(header.name.clone(), header.value.clone());

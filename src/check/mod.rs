@@ -1,9 +1,9 @@
 //! One module per condition kind behind one small interface: [`Check`] binds a target to its
 //! options and implements the engine's [`Condition`] by delegating to the kind's module.
 
-mod file;
+pub mod file;
 mod grpc;
-mod http;
+pub mod http;
 mod tcp;
 mod unix;
 
@@ -44,6 +44,8 @@ pub enum HttpMethod {
     Get,
     /// HEAD: status only.
     Head,
+    /// POST with an empty body: never a check, only `--on-exit`'s notice.
+    Post,
 }
 
 impl From<Method> for HttpMethod {

@@ -1,0 +1,86 @@
+//! `sidecar legacy`: the copy injected as a regular container. It stands down when the
+//! native copy proves built-in sidecars work, and runs the real sidecar itself when no such
+//! proof arrives within the grace period.
+
+use std::time::Duration;
+
+use tokio::time::{sleep, sleep_until, Instant};
+
+use super::state::{self, State};
+use crate::check::file::FileWatch;
+use crate::cli::{OnNative, SidecarLegacyArgs};
+use crate::engine::humanize;
+use crate::exit::Exit;
+use crate::signal::Terminations;
+
+/// Re-read interval while file-system events are watched: events do the real work, this only
+/// covers a file system that never delivers them.
+const POLL_WITH_EVENTS: Duration = Duration::from_secs(2);
+/// Re-read interval when inotify is unavailable.
+const POLL_WITHOUT_EVENTS: Duration = Duration::from_millis(100);
+
+/// Runs the legacy side: wait up to the grace period for `native`, then stand down or run.
+pub async fn run(args: SidecarLegacyArgs, mut signals: Terminations) -> Exit {
+    let path = &args.state;
+    // Watching before the first read, so a write between the read and the wait is not missed.
+    let mut watch = FileWatch::new(path);
+    let poll = if watch.is_some() {
+        POLL_WITH_EVENTS
+    } else {
+        POLL_WITHOUT_EVENTS
+    };
+    let deadline = Instant::now() + args.grace;
+    tracing::info!(
+        "waiting up to {} for {} to say native",
+        humanize(args.grace),
+        path.display()
+    );
+    let mut expired = false;
+    loop {
+        match state::read(path) {
+            Err(message) => return Exit::Usage(message),
+            Ok(Some(State::Native)) => return stand_down(args.on_native, signals).await,
+            Ok(_) if expired => break,
+            Ok(_) => {}
+        }
+        tokio::select! {
+            // Something in the state's folder changed: read again at once.
+            () = changed(&mut watch) => {}
+            () = sleep(poll) => {}
+            // One last read follows, so a write landing with the deadline still counts.
+            () = sleep_until(deadline) => expired = true,
+            signal = signals.next() => {
+                tracing::warn!("stopped by signal {signal} while waiting for the native sidecar");
+                return Exit::Signal(signal);
+            }
+        }
+    }
+    tracing::info!(
+        "{} did not say native within {}: built-in sidecars do not run here; running the \
+         sidecar in this container",
+        path.display(),
+        humanize(args.grace)
+    );
+    crate::exec::exec(&args.command)
+}
+
+async fn changed(watch: &mut Option<FileWatch>) {
+    match watch {
+        Some(watch) => watch.changed().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The native copy runs the sidecar: this container has nothing left to do.
+async fn stand_down(on_native: OnNative, signals: Terminations) -> Exit {
+    match on_native {
+        OnNative::Sleep => {
+            tracing::info!("the native sidecar runs: standing by until terminated");
+            super::sleep_until_terminated(signals).await
+        }
+        OnNative::Exit => {
+            tracing::info!("the native sidecar runs: exiting");
+            Exit::Ready
+        }
+    }
+}

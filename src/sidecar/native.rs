@@ -1,0 +1,40 @@
+//! `sidecar native`: the copy injected as a built-in sidecar. Its first run only leaves a
+//! trace and exits; only a kubelet that supports built-in sidecars restarts it, and that
+//! restart is the proof it writes down before running the real sidecar.
+
+use super::state::{self, State};
+use crate::cli::SidecarNativeArgs;
+use crate::exit::Exit;
+use crate::signal::Terminations;
+
+/// Runs the native side: first run → `first-run` and exit 0; restart → `native`, then COMMAND.
+pub async fn run(args: SidecarNativeArgs, signals: Terminations) -> Exit {
+    let path = &args.state;
+    let current = match state::read(path) {
+        Ok(current) => current,
+        Err(message) => return Exit::Usage(message),
+    };
+    let Some(previous) = current else {
+        if let Err(message) = state::write(path, State::FirstRun) {
+            return Exit::Usage(message);
+        }
+        tracing::info!(
+            "first run: wrote first-run to {}; exiting so that a kubelet with built-in sidecars \
+             restarts this container",
+            path.display()
+        );
+        return Exit::Ready;
+    };
+    if let Err(message) = state::write(path, State::Native) {
+        return Exit::Usage(message);
+    }
+    tracing::info!(
+        "restarted (state was {previous}): built-in sidecars work; wrote native to {}",
+        path.display()
+    );
+    if args.command.is_empty() {
+        super::sleep_until_terminated(signals).await
+    } else {
+        crate::exec::exec(&args.command)
+    }
+}

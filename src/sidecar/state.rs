@@ -1,0 +1,163 @@
+//! The state file both sides share: `first-run` or `native`, written atomically (a temporary
+//! file in the same folder, then a rename) so a reader never sees a partial state.
+
+use std::fmt;
+use std::fs::OpenOptions;
+use std::io::{self, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::redact::quoted;
+use crate::transport::describe_io;
+
+/// Longest content worth reading: both states are a few bytes, anything longer is wrong.
+const MAX_STATE: u64 = 64;
+
+/// What the state file says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// `sidecar native` ran once and exited, expecting to be restarted if it is a built-in
+    /// sidecar.
+    FirstRun,
+    /// `sidecar native` was restarted: built-in sidecars work, it runs the real sidecar.
+    Native,
+}
+
+impl State {
+    fn as_str(self) -> &'static str {
+        match self {
+            State::FirstRun => "first-run",
+            State::Native => "native",
+        }
+    }
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Reads the state; `Ok(None)` when the file does not exist yet. Content other than the two
+/// states (surrounding whitespace aside) is an error naming the file and what it holds.
+pub fn read(path: &Path) -> Result<Option<State>, String> {
+    let content = match read_small(path) {
+        Ok(content) => content,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => {
+            return Err(format!(
+                "cannot read state file {}: {}",
+                path.display(),
+                describe_io(&err)
+            ))
+        }
+    };
+    let text = String::from_utf8_lossy(&content);
+    match text.trim() {
+        "first-run" => Ok(Some(State::FirstRun)),
+        "native" => Ok(Some(State::Native)),
+        other => Err(format!(
+            "state file {} holds {}, not first-run or native",
+            path.display(),
+            quoted(other)
+        )),
+    }
+}
+
+/// The first [`MAX_STATE`] bytes; a non-blocking open so a FIFO in its place cannot hang us.
+fn read_small(path: &Path) -> io::Result<Vec<u8>> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let metadata = file.metadata()?;
+    if metadata.is_dir() {
+        return Err(io::Error::other("is a directory"));
+    }
+    if !metadata.is_file() {
+        return Err(io::Error::other("not a regular file"));
+    }
+    let mut content = Vec::new();
+    file.take(MAX_STATE).read_to_end(&mut content)?;
+    Ok(content)
+}
+
+/// Replaces the state atomically: readers see the old state or the new one, never a mix.
+pub fn write(path: &Path, state: State) -> Result<(), String> {
+    let fail = |err: io::Error| {
+        format!(
+            "cannot write state file {}: {}",
+            path.display(),
+            describe_io(&err)
+        )
+    };
+    let folder = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&folder).map_err(fail)?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| format!("state file {} does not name a file", path.display()))?;
+    // Unique per process and attempt, in the same folder so the rename cannot cross devices.
+    let temp = folder.join(format!(
+        ".{}.{}-{:08x}.tmp",
+        name.to_string_lossy(),
+        std::process::id(),
+        fastrand::u32(..)
+    ));
+    let written = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .open(&temp)
+        .and_then(|mut file| file.write_all(format!("{state}\n").as_bytes()))
+        .and_then(|()| std::fs::rename(&temp, path));
+    if let Err(err) = written {
+        let _ = std::fs::remove_file(&temp);
+        return Err(fail(err));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_folder(name: &str) -> PathBuf {
+        let folder =
+            std::env::temp_dir().join(format!("readygate-state-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&folder);
+        folder
+    }
+
+    #[test]
+    fn states_round_trip_and_leave_no_temporary_file() {
+        let folder = temp_folder("round-trip");
+        let path = folder.join("nested/state");
+        assert_eq!(read(&path), Ok(None));
+        write(&path, State::FirstRun).unwrap();
+        assert_eq!(read(&path), Ok(Some(State::FirstRun)));
+        write(&path, State::Native).unwrap();
+        assert_eq!(read(&path), Ok(Some(State::Native)));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "native\n");
+        let entries = std::fs::read_dir(folder.join("nested")).unwrap().count();
+        assert_eq!(entries, 1, "a temporary file was left behind");
+        std::fs::remove_dir_all(&folder).unwrap();
+    }
+
+    #[test]
+    fn unexpected_content_is_an_error_naming_it() {
+        let folder = temp_folder("unexpected");
+        std::fs::create_dir_all(&folder).unwrap();
+        let path = folder.join("state");
+        std::fs::write(&path, "nativ\n").unwrap();
+        let err = read(&path).unwrap_err();
+        assert!(err.contains("\"nativ\""), "{err}");
+        assert!(err.contains("not first-run or native"), "{err}");
+        std::fs::write(&path, " native \n").unwrap();
+        assert_eq!(read(&path), Ok(Some(State::Native)));
+        assert!(read(&folder).unwrap_err().contains("is a directory"));
+        std::fs::remove_dir_all(&folder).unwrap();
+    }
+}

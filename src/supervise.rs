@@ -1,0 +1,172 @@
+//! `wait --on-exit URL -- COMMAND`: COMMAND runs as a child instead of replacing readygate, so
+//! that when it ends readygate can tell an old-style sidecar to stop (`POST URL`) and a Job can
+//! complete. readygate stays a faithful stand-in for COMMAND meanwhile: it forwards the
+//! signals a container gets, passes COMMAND's exit status through, and, as PID 1, reaps the
+//! orphans the kernel hands it.
+
+use std::ffi::OsString;
+use std::process::Command;
+use std::time::Duration;
+
+use tokio::signal::unix::{signal, Signal, SignalKind};
+use tokio::time::{sleep, timeout};
+
+use crate::check::{http, Context, HttpMethod, Options};
+use crate::exit::Exit;
+use crate::target::HttpTarget;
+
+/// Reap even if a SIGCHLD was somehow not seen: a bound on how late an exit is noticed.
+const REAP_POLL: Duration = Duration::from_secs(1);
+
+/// Runs COMMAND as a child to its end, then sends `POST url` (bounded by `attempt_timeout`;
+/// a failure is logged, never fatal) and returns COMMAND's exit status.
+pub async fn supervise(
+    command: &[OsString],
+    url: &HttpTarget,
+    attempt_timeout: Duration,
+    options: &Options,
+) -> Exit {
+    // Every handler is in place before the child exists, so no signal or exit is missed.
+    let mut signals = Signals::listen();
+    let (program, args) = command.split_first().expect("a command was given");
+    let exit = match Command::new(program).args(args).spawn() {
+        Ok(child) => {
+            let pid = child.id() as libc::pid_t;
+            tracing::info!(
+                "running {} as pid {pid}; POST {} when it exits",
+                program.to_string_lossy(),
+                shown(url)
+            );
+            let exit = wait(pid, &mut signals).await;
+            match &exit {
+                Exit::Signal(n) => tracing::info!("the command was killed by signal {n}"),
+                other => tracing::info!("the command exited with status {}", other.code()),
+            }
+            exit
+        }
+        // The work ended all the same; the sidecar must still be told, or the pod never ends.
+        Err(err) => crate::exec::cannot_run(program, &err),
+    };
+    notify(url, attempt_timeout, options).await;
+    exit
+}
+
+/// The signals a supervisor handles: child exits, and those it passes on to the child.
+struct Signals {
+    /// SIGCHLD: a child (COMMAND, or an orphan handed to PID 1) has exited.
+    child: Option<Signal>,
+    /// SIGTERM: the kubelet stopping the container.
+    term: Option<Signal>,
+    /// SIGINT: Ctrl-C.
+    int: Option<Signal>,
+    /// SIGHUP: a reload request, by convention.
+    hup: Option<Signal>,
+}
+
+impl Signals {
+    fn listen() -> Signals {
+        Signals {
+            child: signal(SignalKind::child()).ok(),
+            term: signal(SignalKind::terminate()).ok(),
+            int: signal(SignalKind::interrupt()).ok(),
+            hup: signal(SignalKind::hangup()).ok(),
+        }
+    }
+
+    /// The next thing to act on: `Some(N)` is signal N to forward; `None` means a child may
+    /// have exited (a SIGCHLD, or the poll interval passed).
+    async fn next(&mut self) -> Option<i32> {
+        tokio::select! {
+            () = recv(&mut self.child) => None,
+            () = sleep(REAP_POLL) => None,
+            () = recv(&mut self.term) => Some(libc::SIGTERM),
+            () = recv(&mut self.int) => Some(libc::SIGINT),
+            () = recv(&mut self.hup) => Some(libc::SIGHUP),
+        }
+    }
+}
+
+/// The next delivery of `signal`; never, if its handler could not be installed.
+async fn recv(signal: &mut Option<Signal>) {
+    match signal {
+        Some(signal) => {
+            signal.recv().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// Waits for COMMAND to exit, forwarding signals to it and reaping every other child.
+async fn wait(pid: libc::pid_t, signals: &mut Signals) -> Exit {
+    loop {
+        if let Some(exit) = reap(pid) {
+            return exit;
+        }
+        if let Some(number) = signals.next().await {
+            tracing::info!("forwarding signal {number} to the command");
+            // SAFETY: kill(2) on the pid we spawned and have not reaped yet, so it cannot
+            // have been recycled for another process.
+            unsafe { libc::kill(pid, number) };
+        }
+    }
+}
+
+/// Collects every exited child without blocking; COMMAND's status if it is among them.
+/// Children other than COMMAND exist only when readygate is PID 1 (or a subreaper): orphans
+/// re-parented to it, which would stay zombies if nobody waited for them.
+fn reap(command: libc::pid_t) -> Option<Exit> {
+    let mut found = None;
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid(2) writes only to the status integer we own.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid > 0 {
+            if pid == command {
+                found = Some(decode(status));
+            }
+            continue;
+        }
+        if pid < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        return found;
+    }
+}
+
+/// A wait status as readygate's own exit: the code, or 128+N for death by signal N.
+fn decode(status: libc::c_int) -> Exit {
+    if libc::WIFSIGNALED(status) {
+        Exit::Signal(libc::WTERMSIG(status))
+    } else {
+        Exit::Child(libc::WEXITSTATUS(status) as u8)
+    }
+}
+
+/// Sends `POST url` over a fresh connection, bounded by `attempt_timeout`, and logs how it went.
+async fn notify(url: &HttpTarget, attempt_timeout: Duration, options: &Options) {
+    // Only TLS trust applies to the notice; headers, method and --unix-socket are the targets'.
+    let context = Context::new(Options {
+        method: HttpMethod::Post,
+        insecure: options.insecure,
+        cacert: options.cacert.clone(),
+        ..Options::default()
+    });
+    let shown = shown(url);
+    match timeout(attempt_timeout, http::send(url, &context)).await {
+        Ok(Ok(status)) if status.is_success() => {
+            tracing::info!("POST {shown}: status {}", status.as_u16());
+        }
+        Ok(Ok(status)) => tracing::warn!("POST {shown}: status {}", status.as_u16()),
+        Ok(Err(reason)) => tracing::warn!("POST {shown} failed: {reason}"),
+        Err(_) => tracing::warn!(
+            "POST {shown} failed: no answer within {}",
+            crate::engine::humanize(attempt_timeout)
+        ),
+    }
+}
+
+/// The URL for logs: built from its parts, so credentials it carried are never shown.
+fn shown(url: &HttpTarget) -> String {
+    let scheme = if url.tls { "https" } else { "http" };
+    format!("{scheme}://{}{}", url.authority, url.path)
+}
