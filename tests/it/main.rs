@@ -4,4 +4,6 @@
 mod support;
 
 mod cli;
+mod on_exit;
+mod sidecar;
 mod wait_for_it;

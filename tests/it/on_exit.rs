@@ -1,0 +1,218 @@
+//! `wait --on-exit URL -- COMMAND`: COMMAND runs as a child; when it ends, one `POST URL`
+//! tells an old-style sidecar to stop, and readygate exits as COMMAND did.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::support::http::{Answer, HttpServer};
+use crate::support::run::{finish, RunExt};
+use crate::support::{closed_addr, readygate, TempDir};
+
+/// A server standing for the sidecar's shutdown endpoint; it notes whether `marker` (the
+/// command's last act) existed when each request arrived.
+fn sidecar(marker: &Path) -> (HttpServer, Arc<AtomicBool>) {
+    let after = Arc::new(AtomicBool::new(true));
+    let (marker, flag) = (marker.to_path_buf(), after.clone());
+    let server = HttpServer::start(move |_, _| {
+        if !marker.exists() {
+            flag.store(false, Ordering::SeqCst);
+        }
+        Answer::status(200)
+    });
+    (server, after)
+}
+
+fn tcp(server: &HttpServer) -> String {
+    format!("tcp://{}", server.addr)
+}
+
+#[track_caller]
+fn expect_one_post(server: &HttpServer, path: &str) {
+    let seen = server.seen();
+    assert_eq!(seen.len(), 1, "expected exactly one request: {seen:#?}");
+    assert_eq!(seen[0].method, "POST");
+    assert_eq!(seen[0].path, path);
+}
+
+#[track_caller]
+fn wait_for_file(path: &Path, limit: Duration) {
+    let deadline = Instant::now() + limit;
+    while !path.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn the_url_gets_one_post_after_the_command_exits_and_its_status_passes_through() {
+    let dir = TempDir::new();
+    let marker = dir.join("done");
+    let (server, after) = sidecar(&marker);
+    let script = format!("echo work; echo done > {}; exit 7", marker.display());
+    let outcome = readygate([
+        "wait",
+        "--on-exit",
+        &server.url("/quitquitquit"),
+        &tcp(&server),
+    ])
+    .args(["--", "sh", "-c", &script])
+    .outcome();
+    outcome
+        .expect_code(7)
+        .expect_stdout("work")
+        .expect_stderr("status 7")
+        .expect_faster_than(Duration::from_secs(5));
+    expect_one_post(&server, "/quitquitquit");
+    assert!(
+        after.load(Ordering::SeqCst),
+        "the POST came before the command ended"
+    );
+}
+
+#[test]
+fn a_command_killed_by_a_signal_exits_128_plus_n() {
+    let dir = TempDir::new();
+    let (server, _) = sidecar(&dir.join("unused"));
+    readygate(["wait", "--on-exit", &server.url("/stop"), &tcp(&server)])
+        .args(["--", "sh", "-c", "kill -9 $$"])
+        .outcome()
+        .expect_code(137)
+        .expect_stderr("killed by signal 9");
+    expect_one_post(&server, "/stop");
+}
+
+#[test]
+fn sigterm_and_sighup_sent_to_readygate_reach_the_command() {
+    for (signal, name, code) in [(libc::SIGTERM, "TERM", 42), (libc::SIGHUP, "HUP", 43)] {
+        let dir = TempDir::new();
+        let (started, got) = (dir.join("started"), dir.join("got"));
+        let (server, _) = sidecar(&got);
+        let script = format!(
+            "trap 'echo {name} > {got}; exit {code}' {name}; touch {started}; \
+             i=0; while [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; exit 99",
+            got = got.display(),
+            started = started.display()
+        );
+        let (child, begun) = readygate(["wait", "--on-exit", &server.url("/stop"), &tcp(&server)])
+            .args(["--", "sh", "-c", &script])
+            .spawn_captured();
+        wait_for_file(&started, Duration::from_secs(5));
+        // SAFETY: kill(2) on our own child, not yet waited for.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+        let outcome = finish(child, begun);
+        outcome
+            .expect_code(code)
+            .expect_stderr(&format!("forwarding signal {signal}"))
+            .expect_faster_than(Duration::from_secs(10));
+        assert_eq!(std::fs::read_to_string(&got).unwrap().trim(), name);
+        expect_one_post(&server, "/stop");
+    }
+}
+
+#[test]
+fn a_failed_post_is_logged_and_not_fatal() {
+    let dir = TempDir::new();
+    let (server, _) = sidecar(&dir.join("unused"));
+    let url = format!("http://{}/quitquitquit", closed_addr());
+    readygate(["wait", "--on-exit", &url, &tcp(&server)])
+        .args(["--", "sh", "-c", "exit 0"])
+        .outcome()
+        .expect_code(0)
+        .expect_stderr("connection refused")
+        .expect_faster_than(Duration::from_secs(5));
+}
+
+#[test]
+fn a_sidecar_that_never_answers_cannot_hold_the_exit_past_the_attempt_timeout() {
+    // Connections complete in the backlog, but nothing ever reads or answers.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let dir = TempDir::new();
+    let (server, _) = sidecar(&dir.join("unused"));
+    let url = format!("http://{}/quitquitquit", silent.local_addr().unwrap());
+    readygate([
+        "wait",
+        "--attempt-timeout",
+        "300ms",
+        "--on-exit",
+        &url,
+        &tcp(&server),
+    ])
+    .args(["--", "sh", "-c", "exit 4"])
+    .outcome()
+    .expect_code(4)
+    .expect_stderr("no answer within 300ms")
+    .expect_faster_than(Duration::from_secs(3));
+}
+
+#[test]
+fn a_command_that_cannot_start_still_stops_the_sidecar() {
+    let dir = TempDir::new();
+    let (server, _) = sidecar(&dir.join("unused"));
+    readygate(["wait", "--on-exit", &server.url("/stop"), &tcp(&server)])
+        .args(["--", "/no/such/command"])
+        .outcome()
+        .expect_code(127)
+        .expect_stderr("command not found");
+    expect_one_post(&server, "/stop");
+}
+
+#[test]
+fn disabled_still_runs_the_command_as_a_child_and_posts() {
+    let dir = TempDir::new();
+    let (server, _) = sidecar(&dir.join("unused"));
+    readygate([
+        "wait",
+        "--on-exit",
+        &server.url("/stop"),
+        &format!("tcp://{}", closed_addr()),
+    ])
+    .env("READYGATE_DISABLED", "true")
+    .args(["--", "sh", "-c", "exit 3"])
+    .outcome()
+    .expect_code(3);
+    expect_one_post(&server, "/stop");
+}
+
+#[test]
+fn on_exit_without_a_command_is_a_usage_error() {
+    readygate([
+        "wait",
+        "--on-exit",
+        "http://127.0.0.1:1/stop",
+        "tcp://127.0.0.1:1",
+    ])
+    .outcome()
+    .expect_code(2)
+    .expect_stderr("--on-exit needs a command");
+}
+
+#[test]
+fn as_pid_1_orphans_are_reaped() {
+    let dir = TempDir::new();
+    let (server, _) = sidecar(&dir.join("unused"));
+    // The inner shell leaves a `sleep` behind; orphaned, it is handed to PID 1 (readygate),
+    // and once it exits it stays a zombie unless readygate waits for it.
+    let script = "sh -c 'sleep 0.2 &'; sleep 1.5; \
+                  echo pid1=$(cat /proc/1/comm); \
+                  echo zombies=$(cat /proc/[0-9]*/stat 2>/dev/null | grep -c ') Z ')";
+    let outcome = std::process::Command::new("unshare")
+        .args(["--pid", "--fork", "--mount-proc"])
+        .arg(env!("CARGO_BIN_EXE_readygate"))
+        .args(["wait", "--on-exit", &server.url("/stop"), &tcp(&server)])
+        .args(["--", "sh", "-c", script])
+        .stdin(Stdio::null())
+        .outcome();
+    outcome
+        .expect_code(0)
+        .expect_stdout("pid1=readygate")
+        .expect_stdout("zombies=0");
+    expect_one_post(&server, "/stop");
+}

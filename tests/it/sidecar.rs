@@ -1,0 +1,433 @@
+//! `sidecar native|legacy`, driven as the kubelet drives the two copies of an injected sidecar:
+//! with built-in sidecar support the native copy's first run exits and it is restarted; without
+//! it, the native copy runs once as an ordinary init container and the legacy copy takes over.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::support::run::{finish, RunExt};
+use crate::support::{readygate, TempDir};
+
+/// The state file's content, if any.
+fn state(path: &Path) -> Option<String> {
+    std::fs::read_to_string(path).ok()
+}
+
+/// Replaces the state file the way `sidecar native` does (temporary file, then rename), and
+/// returns the moment it became visible.
+fn write_state_atomically(path: &Path, content: &str) -> Instant {
+    let temp = path.with_extension("test-tmp");
+    std::fs::write(&temp, content).unwrap();
+    std::fs::rename(&temp, path).unwrap();
+    Instant::now()
+}
+
+/// A running readygate whose stderr lines arrive, timestamped, on a channel.
+struct Running {
+    child: Child,
+    lines: Receiver<(Instant, String)>,
+    seen: Vec<String>,
+}
+
+impl Running {
+    fn spawn(args: &[&str]) -> Running {
+        let mut child = readygate(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn readygate");
+        let stderr = child.stderr.take().unwrap();
+        let (send, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if send.send((Instant::now(), line)).is_err() {
+                    break;
+                }
+            }
+        });
+        Running {
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    /// When the first stderr line containing `text` was written; panics after `limit`.
+    #[track_caller]
+    fn line(&mut self, text: &str, limit: Duration) -> Instant {
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok((at, line)) => {
+                    self.seen.push(line.clone());
+                    if line.contains(text) {
+                        return at;
+                    }
+                }
+                Err(_) => {
+                    let _ = self.child.kill();
+                    panic!(
+                        "no stderr line with {text:?} within {limit:?}: {:#?}",
+                        self.seen
+                    );
+                }
+            }
+        }
+    }
+
+    fn signal(&self, signal: i32) {
+        // SAFETY: kill(2) on our own child, which has not been waited for.
+        assert_eq!(unsafe { libc::kill(self.child.id() as i32, signal) }, 0);
+    }
+
+    /// Waits for the exit status; kills it and panics after `limit`.
+    #[track_caller]
+    fn exit_code(mut self, limit: Duration) -> (Option<i32>, String) {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                let mut stdout = String::new();
+                std::io::Read::read_to_string(self.child.stdout.as_mut().unwrap(), &mut stdout)
+                    .unwrap();
+                return (status.code(), stdout);
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("still running after {limit:?}: {:#?}", self.seen);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+fn first_run(state_file: &Path) {
+    readygate(["sidecar", "native", "--state"])
+        .arg(state_file)
+        .args(["--", "sh", "-c", "echo sidecar-ran"])
+        .outcome()
+        .expect_code(0)
+        .expect_faster_than(Duration::from_secs(3));
+}
+
+#[test]
+fn native_first_run_writes_first_run_and_exits_at_once() {
+    let dir = TempDir::new();
+    let state_file = dir.join("shared/state");
+    let outcome = readygate(["sidecar", "native", "--state"])
+        .arg(&state_file)
+        .args(["--", "sh", "-c", "echo sidecar-ran"])
+        .outcome();
+    outcome
+        .expect_code(0)
+        .expect_faster_than(Duration::from_secs(3))
+        .expect_stderr("first run");
+    assert_eq!(
+        outcome.stdout, "",
+        "the sidecar must not run on the first run"
+    );
+    assert_eq!(state(&state_file).as_deref(), Some("first-run\n"));
+}
+
+#[test]
+fn native_restart_writes_native_and_execs_the_sidecar_in_the_same_process() {
+    let dir = TempDir::new();
+    let state_file = dir.join("state");
+    first_run(&state_file);
+    let (child, started) = readygate(["sidecar", "native", "--state"])
+        .arg(&state_file)
+        .args(["--", "sh", "-c", "echo $$"])
+        .spawn_captured();
+    let pid = child.id();
+    let outcome = finish(child, started);
+    outcome.expect_code(0);
+    assert_eq!(
+        outcome.stdout.trim(),
+        pid.to_string(),
+        "not exec'd: {outcome:#?}"
+    );
+    assert_eq!(state(&state_file).as_deref(), Some("native\n"));
+}
+
+#[test]
+fn legacy_sees_native_at_once_and_stands_by_until_sigterm() {
+    let dir = TempDir::new();
+    let state_file = dir.join("state");
+    let state_arg = state_file.to_str().unwrap();
+    first_run(&state_file);
+    let mut legacy = Running::spawn(&[
+        "sidecar",
+        "legacy",
+        "--state",
+        state_arg,
+        "--",
+        "sh",
+        "-c",
+        "echo legacy-ran",
+    ]);
+    legacy.line("waiting up to 30.0s", Duration::from_secs(5));
+    // The kubelet restarts the built-in sidecar: the native copy writes `native` and runs.
+    let restarted = Instant::now();
+    let mut native = Running::spawn(&["sidecar", "native", "--state", state_arg]);
+    let seen = legacy.line("the native sidecar runs", Duration::from_secs(5));
+    let reaction = seen.duration_since(restarted);
+    eprintln!("legacy stood down {reaction:?} after the native copy was restarted");
+    assert!(reaction < Duration::from_secs(1), "took {reaction:?}");
+    native.line("wrote native", Duration::from_secs(5));
+
+    legacy.signal(libc::SIGTERM);
+    let (code, stdout) = legacy.exit_code(Duration::from_secs(5));
+    assert_eq!(code, Some(0));
+    assert_eq!(stdout, "", "the legacy copy must not run the sidecar");
+    native.signal(libc::SIGTERM);
+    assert_eq!(native.exit_code(Duration::from_secs(5)).0, Some(0));
+    assert_eq!(state(&state_file).as_deref(), Some("native\n"));
+}
+
+#[test]
+fn legacy_reacts_to_the_state_change_through_events_not_polling() {
+    let dir = TempDir::new();
+    let state_file = dir.join("state");
+    first_run(&state_file);
+    let mut legacy = Running::spawn(&[
+        "sidecar",
+        "legacy",
+        "--state",
+        state_file.to_str().unwrap(),
+        "--on-native",
+        "exit",
+        "--",
+        "sh",
+        "-c",
+        "echo legacy-ran",
+    ]);
+    legacy.line("waiting up to", Duration::from_secs(5));
+    // Past the first read, so only an event (or the 2 s fallback poll) can wake it.
+    std::thread::sleep(Duration::from_millis(300));
+    let written = write_state_atomically(&state_file, "native\n");
+    let seen = legacy.line("the native sidecar runs: exiting", Duration::from_secs(5));
+    let reaction = seen.duration_since(written);
+    eprintln!("legacy saw native {reaction:?} after the state file was replaced");
+    assert!(reaction < Duration::from_secs(1), "took {reaction:?}");
+    let (code, stdout) = legacy.exit_code(Duration::from_secs(5));
+    assert_eq!(code, Some(0));
+    assert_eq!(stdout, "");
+}
+
+#[test]
+fn without_native_support_legacy_runs_the_sidecar_after_the_grace_period() {
+    let dir = TempDir::new();
+    let state_file = dir.join("state");
+    // The native copy was an ordinary init container: it ran once and is never restarted.
+    first_run(&state_file);
+    let (child, started) = readygate(["sidecar", "legacy", "--state"])
+        .arg(&state_file)
+        .args(["--grace", "1s", "--", "sh", "-c", "echo legacy-ran $$"])
+        .spawn_captured();
+    let pid = child.id();
+    let outcome = finish(child, started);
+    outcome
+        .expect_code(0)
+        .expect_slower_than(Duration::from_secs(1))
+        .expect_faster_than(Duration::from_secs(4))
+        .expect_stderr("did not say native within 1.0s");
+    assert_eq!(outcome.stdout.trim(), format!("legacy-ran {pid}"));
+    assert_eq!(state(&state_file).as_deref(), Some("first-run\n"));
+}
+
+#[test]
+fn legacy_passes_the_sidecars_exit_status_through() {
+    let dir = TempDir::new();
+    let state_file = dir.join("state");
+    readygate(["sidecar", "legacy", "--state"])
+        .arg(&state_file)
+        .args(["--grace", "200ms", "--", "sh", "-c", "exit 5"])
+        .outcome()
+        .expect_code(5);
+    readygate(["sidecar", "legacy", "--state"])
+        .arg(&state_file)
+        .args(["--grace", "0", "--", "/no/such/sidecar"])
+        .outcome()
+        .expect_code(127);
+}
+
+#[test]
+fn a_crashed_native_sidecar_is_restarted_as_native() {
+    let dir = TempDir::new();
+    let state_file = dir.join("state");
+    first_run(&state_file);
+    readygate(["sidecar", "native", "--state"])
+        .arg(&state_file)
+        .args(["--", "sh", "-c", "exit 3"])
+        .outcome()
+        .expect_code(3);
+    assert_eq!(state(&state_file).as_deref(), Some("native\n"));
+    // The kubelet restarts the crashed sidecar: it runs again at once, no first-run exit.
+    readygate(["sidecar", "native", "--state"])
+        .arg(&state_file)
+        .args(["--", "sh", "-c", "echo sidecar-ran"])
+        .outcome()
+        .expect_code(0)
+        .expect_stdout("sidecar-ran");
+    assert_eq!(state(&state_file).as_deref(), Some("native\n"));
+    readygate(["sidecar", "legacy", "--state"])
+        .arg(&state_file)
+        .args(["--on-native", "exit", "--", "sh", "-c", "echo legacy-ran"])
+        .outcome()
+        .expect_code(0)
+        .expect_faster_than(Duration::from_secs(3));
+}
+
+#[test]
+fn native_without_a_command_sleeps_until_sigterm() {
+    let dir = TempDir::new();
+    let state_file = dir.join("state");
+    first_run(&state_file);
+    let mut native =
+        Running::spawn(&["sidecar", "native", "--state", state_file.to_str().unwrap()]);
+    native.line("wrote native", Duration::from_secs(5));
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        native.child.try_wait().unwrap().is_none(),
+        "exited without a signal"
+    );
+    native.signal(libc::SIGTERM);
+    assert_eq!(native.exit_code(Duration::from_secs(5)).0, Some(0));
+}
+
+#[test]
+fn legacy_stopped_while_waiting_exits_128_plus_the_signal() {
+    let dir = TempDir::new();
+    let state_file = dir.join("state");
+    let mut legacy = Running::spawn(&[
+        "sidecar",
+        "legacy",
+        "--state",
+        state_file.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        "echo legacy-ran",
+    ]);
+    legacy.line("waiting up to", Duration::from_secs(5));
+    legacy.signal(libc::SIGTERM);
+    let (code, stdout) = legacy.exit_code(Duration::from_secs(5));
+    assert_eq!(code, Some(143));
+    assert_eq!(stdout, "");
+}
+
+#[test]
+fn a_state_file_with_unexpected_content_is_a_usage_error() {
+    let dir = TempDir::new();
+    let state_file = dir.join("state");
+    std::fs::write(&state_file, "enabled\n").unwrap();
+    for side in [
+        vec!["native", "--state", state_file.to_str().unwrap()],
+        vec![
+            "legacy",
+            "--state",
+            state_file.to_str().unwrap(),
+            "--",
+            "true",
+        ],
+    ] {
+        let outcome = readygate(["sidecar"]).args(&side).outcome();
+        outcome
+            .expect_code(2)
+            .expect_faster_than(Duration::from_secs(3))
+            .expect_stderr("holds \"enabled\", not first-run or native");
+        let errors: Vec<_> = outcome
+            .stderr
+            .lines()
+            .filter(|l| l.contains("readygate:"))
+            .collect();
+        assert_eq!(errors.len(), 1, "{outcome:#?}");
+        assert!(
+            errors[0].contains(state_file.to_str().unwrap()),
+            "{outcome:#?}"
+        );
+    }
+    assert_eq!(
+        state(&state_file).as_deref(),
+        Some("enabled\n"),
+        "must not be overwritten"
+    );
+}
+
+#[test]
+fn concurrent_readers_never_see_a_partial_state() {
+    let dir = TempDir::new();
+    let state_file = dir.join("state");
+    let stop = Arc::new(AtomicBool::new(false));
+    let counts: Arc<[AtomicUsize; 3]> = Arc::new(Default::default());
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let (path, stop, counts) = (state_file.clone(), stop.clone(), counts.clone());
+            std::thread::spawn(move || {
+                let mut bad = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    match std::fs::read_to_string(&path) {
+                        Ok(text) if text == "first-run\n" => {
+                            counts[0].fetch_add(1, Ordering::Relaxed)
+                        }
+                        Ok(text) if text == "native\n" => counts[1].fetch_add(1, Ordering::Relaxed),
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                            counts[2].fetch_add(1, Ordering::Relaxed)
+                        }
+                        other => {
+                            bad.push(format!("{other:?}"));
+                            0
+                        }
+                    };
+                }
+                bad
+            })
+        })
+        .collect();
+    for _ in 0..30 {
+        // Each cycle as a pod's life: a first run, then restarts that write `native` again.
+        let _ = std::fs::remove_file(&state_file);
+        for _ in 0..3 {
+            readygate(["sidecar", "native", "--state"])
+                .arg(&state_file)
+                .args(["--", "true"])
+                .outcome()
+                .expect_code(0);
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let bad: Vec<String> = readers
+        .into_iter()
+        .flat_map(|r| r.join().unwrap())
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "{} partial or unexpected states seen, e.g. {:?}",
+        bad.len(),
+        &bad[..bad.len().min(5)]
+    );
+    let seen: Vec<usize> = counts.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+    eprintln!(
+        "reads: first-run {}, native {}, absent {}",
+        seen[0], seen[1], seen[2]
+    );
+    assert!(
+        seen[0] > 0 && seen[1] > 0,
+        "the readers saw too little: {seen:?}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&dir.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        left,
+        vec![std::ffi::OsString::from("state")],
+        "temporary files left behind"
+    );
+}
