@@ -38,7 +38,7 @@ pub async fn run(args: SidecarLegacyArgs, mut signals: Terminations) -> Exit {
     let mut expired = false;
     loop {
         match state::read(path) {
-            Err(message) => return Exit::Usage(message),
+            Err(fault) => return fault.exit(),
             Ok(Some(State::Native)) => return stand_down(args.on_native, signals).await,
             Ok(_) if expired => break,
             Ok(_) => {}

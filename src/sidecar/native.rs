@@ -12,11 +12,11 @@ pub async fn run(args: SidecarNativeArgs, signals: Terminations) -> Exit {
     let path = &args.state;
     let current = match state::read(path) {
         Ok(current) => current,
-        Err(message) => return Exit::Usage(message),
+        Err(fault) => return fault.exit(),
     };
     let Some(previous) = current else {
-        if let Err(message) = state::write(path, State::FirstRun) {
-            return Exit::Usage(message);
+        if let Err(fault) = state::write(path, State::FirstRun) {
+            return fault.exit();
         }
         tracing::info!(
             "first run: wrote first-run to {}; exiting so that a kubelet with built-in sidecars \
@@ -25,8 +25,8 @@ pub async fn run(args: SidecarNativeArgs, signals: Terminations) -> Exit {
         );
         return Exit::Ready;
     };
-    if let Err(message) = state::write(path, State::Native) {
-        return Exit::Usage(message);
+    if let Err(fault) = state::write(path, State::Native) {
+        return fault.exit();
     }
     tracing::info!(
         "restarted (state was {previous}): built-in sidecars work; wrote native to {}",

@@ -7,6 +7,7 @@ use std::io::{self, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+use crate::exit::Exit;
 use crate::redact::quoted;
 use crate::transport::describe_io;
 
@@ -38,29 +39,58 @@ impl fmt::Display for State {
     }
 }
 
+/// Why the state file could not be used, split as `install` splits it: the manifest is wrong
+/// (status 2) or the environment is (status 1).
+#[derive(Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// The file holds something other than a state, or is not a file: fix the manifest.
+    Content(String),
+    /// Reading or writing failed (permissions, read-only or full file system).
+    Io(String),
+}
+
+impl Fault {
+    /// The exit status for this fault, with its one line said (on stderr) where it belongs.
+    pub fn exit(self) -> Exit {
+        match self {
+            Fault::Content(message) => Exit::Usage(message),
+            Fault::Io(message) => {
+                eprintln!("readygate: {message}");
+                Exit::NotReady
+            }
+        }
+    }
+}
+
 /// Reads the state; `Ok(None)` when the file does not exist yet. Content other than the two
-/// states (surrounding whitespace aside) is an error naming the file and what it holds.
-pub fn read(path: &Path) -> Result<Option<State>, String> {
+/// states (surrounding whitespace aside) is a fault naming the file and what it holds.
+pub fn read(path: &Path) -> Result<Option<State>, Fault> {
     let content = match read_small(path) {
         Ok(content) => content,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) if err.kind() == io::ErrorKind::InvalidInput => {
+            return Err(Fault::Content(format!(
+                "state file {} {err}",
+                path.display()
+            )))
+        }
         Err(err) => {
-            return Err(format!(
+            return Err(Fault::Io(format!(
                 "cannot read state file {}: {}",
                 path.display(),
                 describe_io(&err)
-            ))
+            )))
         }
     };
     let text = String::from_utf8_lossy(&content);
     match text.trim() {
         "first-run" => Ok(Some(State::FirstRun)),
         "native" => Ok(Some(State::Native)),
-        other => Err(format!(
+        other => Err(Fault::Content(format!(
             "state file {} holds {}, not first-run or native",
             path.display(),
             quoted(other)
-        )),
+        ))),
     }
 }
 
@@ -72,10 +102,16 @@ fn read_small(path: &Path) -> io::Result<Vec<u8>> {
         .open(path)?;
     let metadata = file.metadata()?;
     if metadata.is_dir() {
-        return Err(io::Error::other("is a directory"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "is a directory",
+        ));
     }
     if !metadata.is_file() {
-        return Err(io::Error::other("not a regular file"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "is not a regular file",
+        ));
     }
     let mut content = Vec::new();
     file.take(MAX_STATE).read_to_end(&mut content)?;
@@ -83,22 +119,25 @@ fn read_small(path: &Path) -> io::Result<Vec<u8>> {
 }
 
 /// Replaces the state atomically: readers see the old state or the new one, never a mix.
-pub fn write(path: &Path, state: State) -> Result<(), String> {
+pub fn write(path: &Path, state: State) -> Result<(), Fault> {
     let fail = |err: io::Error| {
-        format!(
+        Fault::Io(format!(
             "cannot write state file {}: {}",
             path.display(),
             describe_io(&err)
-        )
+        ))
     };
     let folder = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
         _ => PathBuf::from("."),
     };
     std::fs::create_dir_all(&folder).map_err(fail)?;
-    let name = path
-        .file_name()
-        .ok_or_else(|| format!("state file {} does not name a file", path.display()))?;
+    let name = path.file_name().ok_or_else(|| {
+        Fault::Content(format!(
+            "state file {} does not name a file",
+            path.display()
+        ))
+    })?;
     // Unique per process and attempt, in the same folder so the rename cannot cross devices.
     let temp = folder.join(format!(
         ".{}.{}-{:08x}.tmp",
@@ -152,12 +191,17 @@ mod tests {
         std::fs::create_dir_all(&folder).unwrap();
         let path = folder.join("state");
         std::fs::write(&path, "nativ\n").unwrap();
-        let err = read(&path).unwrap_err();
+        let Err(Fault::Content(err)) = read(&path) else {
+            panic!("accepted a misspelt state");
+        };
         assert!(err.contains("\"nativ\""), "{err}");
         assert!(err.contains("not first-run or native"), "{err}");
         std::fs::write(&path, " native \n").unwrap();
         assert_eq!(read(&path), Ok(Some(State::Native)));
-        assert!(read(&folder).unwrap_err().contains("is a directory"));
+        let Err(Fault::Content(err)) = read(&folder) else {
+            panic!("accepted a folder");
+        };
+        assert!(err.ends_with("is a directory"), "{err}");
         std::fs::remove_dir_all(&folder).unwrap();
     }
 }

@@ -4,6 +4,7 @@
 mod support;
 
 mod cli;
+mod examples;
 mod on_exit;
 mod sidecar;
 mod wait_for_it;

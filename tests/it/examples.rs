@@ -1,0 +1,293 @@
+//! `examples/`: every manifest parses as YAML, says in its header what it shows and which
+//! Kubernetes version it needs, is linked from the README's Recipes, and every readygate
+//! command line in it — a container's `command` + `args`, a probe's or hook's `exec.command`
+//! whose argv[0] ends in `readygate` — is accepted by the real binary, so the docs cannot
+//! drift from the CLI.
+//!
+//! Each command line runs as it would in its container, with the container's `env`, but so it
+//! can neither wait, exec nor touch anything outside a temporary folder: the container's
+//! volume mounts are mapped into that folder, `READYGATE_DISABLED=true` skips all waiting, and
+//! `-- COMMAND` becomes `-- true`. A command line that does not parse exits 2 at once; one that
+//! does either finishes with another status or is still running (a legacy sidecar in its grace
+//! period) when the test stops it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use yaml_rust2::{Yaml, YamlLoader};
+
+use crate::support::{readygate, TempDir};
+
+/// How long a parsed command line may keep running before the test stops it: clap rejects a
+/// command line in milliseconds, so anything still running by then has been accepted.
+const RUN_LIMIT: Duration = Duration::from_secs(2);
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn examples() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
+        .expect("examples/ exists")
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "yaml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 7, "examples missing: {files:?}");
+    files
+}
+
+/// One readygate command line found in a manifest, with what its container gives it.
+#[derive(Debug)]
+struct Invocation {
+    /// `file: container (where)`, for messages.
+    origin: String,
+    /// argv, argv[0] being readygate.
+    argv: Vec<String>,
+    /// The container's `env` entries with a literal value.
+    env: Vec<(String, String)>,
+    /// The container's volume mount paths.
+    mounts: Vec<String>,
+}
+
+fn strings(yaml: &Yaml) -> Vec<String> {
+    yaml.as_vec()
+        .map(|items| {
+            items
+                .iter()
+                .map(|item| match item {
+                    Yaml::String(s) | Yaml::Real(s) => s.clone(),
+                    Yaml::Integer(n) => n.to_string(),
+                    Yaml::Boolean(b) => b.to_string(),
+                    other => panic!("not a scalar in a command: {other:?}"),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every `exec.command` under `yaml` (probes and lifecycle hooks), with where it was found.
+fn exec_commands(yaml: &Yaml, at: &str, found: &mut Vec<(String, Vec<String>)>) {
+    match yaml {
+        Yaml::Hash(hash) => {
+            for (key, value) in hash {
+                let key = key.as_str().unwrap_or("?");
+                let here = format!("{at}.{key}");
+                if key == "exec" {
+                    found.push((here.clone(), strings(&value["command"])));
+                }
+                exec_commands(value, &here, found);
+            }
+        }
+        Yaml::Array(items) => items.iter().for_each(|item| exec_commands(item, at, found)),
+        _ => {}
+    }
+}
+
+/// Every container (a mapping with `name` and `image`) anywhere in the document.
+fn containers<'a>(yaml: &'a Yaml, found: &mut Vec<&'a Yaml>) {
+    match yaml {
+        Yaml::Hash(hash) => {
+            if yaml["name"].as_str().is_some() && yaml["image"].as_str().is_some() {
+                found.push(yaml);
+            }
+            hash.values().for_each(|value| containers(value, found));
+        }
+        Yaml::Array(items) => items.iter().for_each(|item| containers(item, found)),
+        _ => {}
+    }
+}
+
+fn invocations(file: &Path, documents: &[Yaml]) -> Vec<Invocation> {
+    let name = file.file_name().unwrap().to_string_lossy().into_owned();
+    let mut found = Vec::new();
+    for document in documents {
+        let mut all = Vec::new();
+        containers(document, &mut all);
+        for container in all {
+            let container_name = container["name"].as_str().unwrap();
+            let env = container["env"]
+                .as_vec()
+                .into_iter()
+                .flatten()
+                .filter_map(|e| Some((e["name"].as_str()?.into(), e["value"].as_str()?.into())))
+                .collect::<Vec<_>>();
+            let mounts = container["volumeMounts"]
+                .as_vec()
+                .into_iter()
+                .flatten()
+                .map(|m| m["mountPath"].as_str().expect("mountPath").to_string())
+                .collect::<Vec<_>>();
+            let mut argvs = vec![(
+                "command + args".to_string(),
+                [strings(&container["command"]), strings(&container["args"])].concat(),
+            )];
+            exec_commands(container, "", &mut argvs);
+            for (at, argv) in argvs {
+                if argv.first().is_some_and(|a| a.ends_with("readygate")) {
+                    found.push(Invocation {
+                        origin: format!("{name}: {container_name} ({at})"),
+                        argv,
+                        env: env.clone(),
+                        mounts: mounts.clone(),
+                    });
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The argument as seen inside the temporary folder standing for the container's file system.
+fn sandboxed(arg: &str, mounts: &[String], sandbox: &Path) -> String {
+    for mount in mounts {
+        for prefix in ["", "file://"] {
+            let rooted = format!("{prefix}{mount}");
+            if arg == rooted || arg.starts_with(&format!("{rooted}/")) {
+                return format!("{prefix}{}{}", sandbox.display(), &arg[prefix.len()..]);
+            }
+        }
+    }
+    arg.to_string()
+}
+
+/// Runs one command line as described in the module header; its exit code, or `None` if it
+/// was still running at [`RUN_LIMIT`].
+fn run(invocation: &Invocation, sandbox: &Path) -> (Option<i32>, String) {
+    let mut args: Vec<String> = invocation.argv[1..]
+        .iter()
+        .map(|arg| sandboxed(arg, &invocation.mounts, sandbox))
+        .collect();
+    if let Some(dashes) = args.iter().position(|a| a == "--") {
+        args.truncate(dashes + 1);
+        args.push("true".into());
+    }
+    for mount in &invocation.mounts {
+        std::fs::create_dir_all(format!("{}{mount}", sandbox.display())).unwrap();
+    }
+    let mut child: Child = readygate(&args)
+        .envs(invocation.env.iter().map(|(k, v)| (k, v)))
+        .env("READYGATE_DISABLED", "true")
+        .current_dir(sandbox)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn readygate");
+    let deadline = Instant::now() + RUN_LIMIT;
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code().or(Some(-1));
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let mut stderr = String::new();
+    if code.is_some() {
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    }
+    (code, stderr)
+}
+
+#[test]
+fn every_example_parses_and_says_what_it_shows_and_what_it_needs() {
+    for file in examples() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let documents = YamlLoader::load_from_str(&text)
+            .unwrap_or_else(|e| panic!("{}: not YAML: {e}", file.display()));
+        assert!(!documents.is_empty(), "{}: empty", file.display());
+        for document in &documents {
+            for key in ["apiVersion", "kind"] {
+                assert!(
+                    document[key].as_str().is_some(),
+                    "{}: no {key}",
+                    file.display()
+                );
+            }
+            assert!(
+                document["metadata"]["name"].as_str().is_some(),
+                "{}: no metadata.name",
+                file.display()
+            );
+        }
+        let header: String = text
+            .lines()
+            .take_while(|line| line.starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(
+            header.lines().count() >= 3,
+            "{}: no header comment",
+            file.display()
+        );
+        assert!(
+            header.contains("# Needs") && header.contains("Kubernetes"),
+            "{}: the header must say which Kubernetes version it needs",
+            file.display()
+        );
+        assert!(
+            !invocations(&file, &documents).is_empty(),
+            "{}: no readygate command line found",
+            file.display()
+        );
+    }
+}
+
+#[test]
+fn every_readygate_command_line_in_the_examples_is_accepted_by_the_cli() {
+    let mut checked = 0;
+    for file in examples() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let documents = YamlLoader::load_from_str(&text).unwrap();
+        // One folder per manifest: its containers share their volumes, as in the pod.
+        let sandbox = TempDir::new();
+        for invocation in invocations(&file, &documents) {
+            let (code, stderr) = run(&invocation, &sandbox.0);
+            // A command not built yet still proves its command line was parsed: that message
+            // comes from the dispatch that follows a successful parse.
+            eprintln!("{}: {code:?}", invocation.origin);
+            let unbuilt = code == Some(2) && stderr.contains("is not available in this build");
+            assert!(
+                code == Some(0) || code.is_none() || unbuilt,
+                "{}: {:?} exited {code:?}: {stderr}",
+                invocation.origin,
+                invocation.argv
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 15, "only {checked} command lines found");
+}
+
+#[test]
+fn the_readme_recipes_link_every_example() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let recipes = readme
+        .split("\n## Recipes")
+        .nth(1)
+        .expect("README has a ## Recipes section");
+    let recipes = recipes.split("\n## ").next().unwrap();
+    for file in examples() {
+        let link = format!("(examples/{})", file.file_name().unwrap().to_string_lossy());
+        assert!(recipes.contains(&link), "Recipes do not link {link}");
+    }
+}
+
+#[test]
+fn a_command_line_the_cli_rejects_is_caught() {
+    // The check above is only worth something if a wrong command line fails it.
+    let manifest = "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec:\n  containers:\n    \
+                    - name: app\n      image: app\n      command: [/shared/readygate, wait, \
+                    --timout, 5s, tcp://db:5432, --, /app/server]\n";
+    let documents = YamlLoader::load_from_str(manifest).unwrap();
+    let found = invocations(Path::new("bad.yaml"), &documents);
+    assert_eq!(found.len(), 1);
+    let sandbox = TempDir::new();
+    let (code, stderr) = run(&found[0], &sandbox.0);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--timout"), "{stderr}");
+}
