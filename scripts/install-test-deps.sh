@@ -8,6 +8,8 @@ packages=(
   # the real script the wait-for-it differential suite compares against; with coreutils'
   # timeout it connects through bash's /dev/tcp (nc only with busybox's timeout)
   wait-for-it
+  # unshare: the --on-exit PID 1 reaping test
+  util-linux
 )
 missing=()
 for package in "${packages[@]}"; do
