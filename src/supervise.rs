@@ -34,7 +34,7 @@ pub async fn supervise(
             let pid = child.id() as libc::pid_t;
             tracing::info!(
                 "running {} as pid {pid}; POST {} when it exits",
-                program.to_string_lossy(),
+                crate::redact::quoted(&program.to_string_lossy()),
                 shown(url)
             );
             let exit = wait(pid, &mut signals).await;
