@@ -8,8 +8,13 @@ packages=(
   # the real script the wait-for-it differential suite compares against; with coreutils'
   # timeout it connects through bash's /dev/tcp (nc only with busybox's timeout)
   wait-for-it
-  # unshare: the --on-exit PID 1 reaping test
+  # unshare: the --on-exit PID 1 reaping test, the install and empty-root tests
   util-linux
+  # file(1): the static-binary check (tests/it/static_root.rs)
+  file
+  # chroot (the empty-root tests) and ldd
+  coreutils
+  libc-bin
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -5,6 +5,8 @@ mod support;
 
 mod cli;
 mod examples;
+mod install;
 mod on_exit;
 mod sidecar;
+mod static_root;
 mod wait_for_it;
