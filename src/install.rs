@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use crate::exit::Exit;
 use crate::redact;
+use crate::transport::describe_io;
 
 /// The name the binary gets inside DIR; the README's recipe runs `DIR/readygate`.
 const INSTALLED_NAME: &str = "readygate";
@@ -31,7 +32,11 @@ const TEMP_NAME_ATTEMPTS: usize = 16;
 pub fn install(dir: &Path) -> Exit {
     let shown = redact::one_line(&dir.display().to_string());
     match fs::metadata(dir) {
-        Err(err) if err.kind() == io::ErrorKind::NotFound => {
+        // ENOTDIR: a component of the path is a file, so DIR cannot exist either.
+        Err(err)
+            if err.kind() == io::ErrorKind::NotFound
+                || err.raw_os_error() == Some(libc::ENOTDIR) =>
+        {
             return Exit::Usage(format!("install: no such folder {shown}"));
         }
         Ok(meta) if !meta.is_dir() => {
@@ -59,26 +64,26 @@ fn copy_self(dir: &Path) -> Result<(PathBuf, u64), String> {
     let mut source = File::open(SELF_EXE).map_err(|err| {
         format!(
             "cannot read {SELF_EXE} (is /proc mounted?): {}",
-            plain(&err)
+            describe_io(&err)
         )
     })?;
     let (mut temp, guard) = create_temp(dir)
-        .map_err(|err| format!("cannot create a file in {shown}: {}", plain(&err)))?;
+        .map_err(|err| format!("cannot create a file in {shown}: {}", describe_io(&err)))?;
     let written = io::copy(&mut source, &mut temp)
         .and_then(|bytes| {
             temp.set_permissions(Permissions::from_mode(0o755))?;
             temp.sync_all()?;
             Ok(bytes)
         })
-        .map_err(|err| format!("cannot write {}: {}", guard.shown(), plain(&err)))?;
+        .map_err(|err| format!("cannot write {}: {}", guard.shown(), describe_io(&err)))?;
     drop(temp);
     let dest = dir.join(INSTALLED_NAME);
     fs::rename(&guard.path, &dest).map_err(|err| {
         let dest = redact::one_line(&dest.display().to_string());
-        format!("cannot replace {dest}: {}", plain(&err))
+        format!("cannot replace {dest}: {}", describe_io(&err))
     })?;
     guard.keep();
-    sync_dir(dir).map_err(|err| format!("cannot flush {shown}: {}", plain(&err)))?;
+    sync_dir(dir).map_err(|err| format!("cannot flush {shown}: {}", describe_io(&err)))?;
     Ok((dest, written))
 }
 
@@ -119,16 +124,6 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
     }
 }
 
-/// The OS's words for an error, without Rust's "(os error N)" suffix.
-fn plain(err: &io::Error) -> String {
-    let text = err.to_string();
-    let text = match text.find(" (os error ") {
-        Some(at) => &text[..at],
-        None => &text,
-    };
-    redact::one_line(text)
-}
-
 /// Removes the temporary file when dropped, unless the rename already consumed it.
 struct TempGuard {
     /// The temporary file's path inside DIR.
@@ -160,12 +155,6 @@ impl Drop for TempGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn os_error_suffix_is_dropped() {
-        let err = io::Error::from_raw_os_error(libc::EROFS);
-        assert_eq!(plain(&err), "Read-only file system");
-    }
 
     #[test]
     fn temp_names_are_hidden_and_unique() {

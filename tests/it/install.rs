@@ -159,6 +159,10 @@ fn install_into_a_file_is_a_usage_error() {
     outcome.expect_code(2).expect_stderr("is not a folder");
     assert_one_line(&outcome);
     assert_eq!(fs::read_to_string(&file).unwrap(), "x");
+    let below = file.join("sub");
+    let outcome = readygate(["install".as_ref(), below.as_os_str()]).outcome();
+    outcome.expect_code(2).expect_stderr("no such folder");
+    assert_one_line(&outcome);
 }
 
 #[test]
@@ -183,7 +187,7 @@ fn install_into_a_read_only_folder_fails_with_status_1() {
     outcome
         .expect_code(1)
         .expect_stderr("install: cannot create a file in")
-        .expect_stderr("Read-only file system");
+        .expect_stderr("read-only file system");
     assert_one_line(&outcome);
     assert!(entries(&shared).is_empty(), "{:?}", entries(&shared));
 }
@@ -203,7 +207,7 @@ fn install_that_runs_out_of_space_leaves_no_temporary_file() {
     );
     outcome
         .expect_code(1)
-        .expect_stderr("No space left on device")
+        .expect_stderr("no space left on device")
         .expect_stdout("left:[]");
     assert_one_line(&outcome);
 }
