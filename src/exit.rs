@@ -11,6 +11,9 @@ pub enum Exit {
     NotReady,
     /// The command line or environment was wrong; the message names the fault.
     Usage(String),
+    /// The command line was right but the pod's environment was not (a read-only folder, an
+    /// unwritable state file): status 1, with the message naming what failed.
+    Failed(String),
     /// `-- COMMAND` exists but could not be executed (126).
     CannotExecute,
     /// `-- COMMAND` was not found (127).
@@ -26,7 +29,7 @@ impl Exit {
     pub fn code(&self) -> u8 {
         match self {
             Exit::Ready => 0,
-            Exit::NotReady => 1,
+            Exit::NotReady | Exit::Failed(_) => 1,
             Exit::Usage(_) => 2,
             Exit::CannotExecute => 126,
             Exit::CommandNotFound => 127,
@@ -38,7 +41,7 @@ impl Exit {
 
 impl From<Exit> for ExitCode {
     fn from(exit: Exit) -> ExitCode {
-        if let Exit::Usage(message) = &exit {
+        if let Exit::Usage(message) | Exit::Failed(message) = &exit {
             eprintln!("readygate: {message}");
         }
         ExitCode::from(exit.code())
@@ -53,6 +56,7 @@ mod tests {
     fn statuses_match_the_contract() {
         assert_eq!(Exit::Ready.code(), 0);
         assert_eq!(Exit::NotReady.code(), 1);
+        assert_eq!(Exit::Failed("x".into()).code(), 1);
         assert_eq!(Exit::Usage("x".into()).code(), 2);
         assert_eq!(Exit::CannotExecute.code(), 126);
         assert_eq!(Exit::CommandNotFound.code(), 127);

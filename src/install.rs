@@ -50,11 +50,7 @@ pub fn install(dir: &Path) -> Exit {
             eprintln!("readygate: installed {dest} ({bytes} bytes)");
             Exit::Ready
         }
-        Err(message) => {
-            eprintln!("readygate: install: {message}");
-            // Status 1 as for "not ready": the command line was right, the environment was not.
-            Exit::NotReady
-        }
+        Err(message) => Exit::Failed(format!("install: {message}")),
     }
 }
 

@@ -50,14 +50,11 @@ pub enum Fault {
 }
 
 impl Fault {
-    /// The exit status for this fault, with its one line said (on stderr) where it belongs.
+    /// The exit status for this fault.
     pub fn exit(self) -> Exit {
         match self {
             Fault::Content(message) => Exit::Usage(message),
-            Fault::Io(message) => {
-                eprintln!("readygate: {message}");
-                Exit::NotReady
-            }
+            Fault::Io(message) => Exit::Failed(message),
         }
     }
 }
