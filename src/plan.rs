@@ -2,7 +2,7 @@
 //! environment before any I/O. Defaults and cross-option rules live here.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::check::Options;
@@ -115,7 +115,7 @@ impl Plan {
                 method: args.method.into(),
                 unix_socket: args.unix_socket,
                 insecure: args.insecure,
-                cacert: args.cacert,
+                cacert: cacert(args.cacert.as_deref())?,
             },
             touch: args.touch,
             termination_log: args.termination_log,
@@ -198,6 +198,15 @@ fn policy(mode: Mode, args: &CommonArgs) -> Result<Policy, String> {
         invert: args.invert,
         max_attempts: (mode == Mode::Probe).then_some(1),
     })
+}
+
+/// `--cacert FILE`, read and checked here, once, so a missing or broken bundle is a usage
+/// error before any I/O rather than a failure of every attempt.
+fn cacert(path: Option<&Path>) -> Result<Vec<crate::tls::Certificate>, String> {
+    Ok(path
+        .map(crate::tls::read_cacert)
+        .transpose()?
+        .unwrap_or_default())
 }
 
 /// `READYGATE_DISABLED`: true/1/yes/on skip the wait; false/0/no/off or unset do not.

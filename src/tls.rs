@@ -1,17 +1,285 @@
-//! TLS for `https://` and `grpcs://` targets.
+//! TLS for `https://` and `grpcs://` targets (rustls with the `ring` provider). Certificates
+//! are verified by default against roots built into the binary (a `FROM scratch` image has no
+//! CA files) plus the system's bundle when there is one, and `--cacert`'s; `--insecure`
+//! accepts any certificate, as the kubelet's own httpGet does.
 
-use crate::check::Context;
+use std::path::Path;
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore};
+use rustls::{Error as TlsError, SignatureScheme};
+use tokio_rustls::TlsConnector;
+
+use crate::check::{Context, Options};
 use crate::engine::Reason;
-use crate::target::Endpoint;
-use crate::transport::BoxedIo;
+use crate::redact::quoted;
+use crate::target::Host;
+use crate::transport::{describe_io, BoxedIo};
 
-/// Wraps `stream` in TLS for `server_name` (ALPN `h2` when `http2`).
+/// A trusted root certificate, as read from a PEM bundle.
+pub type Certificate = CertificateDer<'static>;
+
+/// Where Linux distributions keep their CA bundle (the list Go's `crypto/x509` reads); the first
+/// that exists is used. `SSL_CERT_FILE` names another, as for OpenSSL and Go.
+const SYSTEM_BUNDLES: &[&str] = &[
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/ca-bundle.pem",
+    "/etc/pki/tls/cacert.pem",
+    "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
+    "/etc/ssl/cert.pem",
+];
+
+/// Which application protocol to ask the server for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Alpn {
+    /// `http/1.1`, for `https://`.
+    Http1,
+    /// `h2`, for `grpcs://`.
+    H2,
+}
+
+/// The TLS client settings of one run: the same trust, one per ALPN protocol.
+#[derive(Debug)]
+pub struct Clients {
+    /// ALPN `http/1.1`.
+    http1: Arc<ClientConfig>,
+    /// ALPN `h2`.
+    h2: Arc<ClientConfig>,
+}
+
+impl Clients {
+    /// Builds the settings for these options: the roots, or with `--insecure` no verification
+    /// (said once in the log).
+    pub fn new(options: &Options) -> Result<Clients, Reason> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = ClientConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| format!("TLS setup: {e}"))?;
+        let config = if options.insecure {
+            tracing::warn!("--insecure: TLS certificates are not verified");
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(AcceptAny(provider)))
+                .with_no_client_auth()
+        } else {
+            builder
+                .with_root_certificates(roots(&options.cacert))
+                .with_no_client_auth()
+        };
+        let with_alpn = |protocol: &[u8]| {
+            let mut config = config.clone();
+            config.alpn_protocols = vec![protocol.to_vec()];
+            Arc::new(config)
+        };
+        Ok(Clients {
+            http1: with_alpn(b"http/1.1"),
+            h2: with_alpn(b"h2"),
+        })
+    }
+}
+
+/// The built-in roots, the system bundle if any, and `--cacert`'s.
+fn roots(cacert: &[Certificate]) -> RootCertStore {
+    let mut roots = RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    let bundle = std::env::var_os("SSL_CERT_FILE")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            SYSTEM_BUNDLES
+                .iter()
+                .map(Path::new)
+                .find(|path| path.is_file())
+                .map(Path::to_path_buf)
+        });
+    if let Some(bundle) = bundle {
+        // A certificate the system bundle holds but webpki cannot use is skipped, as curl does.
+        if let Ok(certificates) = CertificateDer::pem_file_iter(&bundle) {
+            roots.add_parsable_certificates(certificates.flatten());
+        }
+    }
+    roots.add_parsable_certificates(cacert.iter().cloned());
+    roots
+}
+
+/// Reads `--cacert FILE`: every certificate in it, each usable as a trust anchor. Any fault is
+/// the one-line usage error naming the file.
+pub fn read_cacert(path: &Path) -> Result<Vec<Certificate>, String> {
+    let fault = |what: &str| format!("--cacert {}: {what}", quoted(&path.display().to_string()));
+    let text = std::fs::read(path).map_err(|e| fault(&describe_io(&e)))?;
+    let certificates = CertificateDer::pem_slice_iter(&text)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| fault(&format!("not a PEM bundle ({e})")))?;
+    if certificates.is_empty() {
+        return Err(fault("no PEM certificate in it"));
+    }
+    for certificate in &certificates {
+        RootCertStore::empty()
+            .add(certificate.clone())
+            .map_err(|e| fault(&format!("unusable certificate ({e})")))?;
+    }
+    Ok(certificates)
+}
+
+/// Wraps `stream` in TLS. The server name (SNI, and the name the certificate must carry) is
+/// the URL's host, as curl does: a `Host:` header does not change it, and an IP literal is
+/// checked against the certificate's IP addresses with no SNI sent.
 pub async fn connect(
-    _stream: BoxedIo,
-    _endpoint: &Endpoint,
-    _server_name: &str,
-    _http2: bool,
-    _context: &Context,
+    stream: BoxedIo,
+    host: &Host,
+    alpn: Alpn,
+    context: &Context,
 ) -> Result<BoxedIo, Reason> {
-    Err("TLS is not available in this build".into())
+    let clients = context.tls()?;
+    let config = match alpn {
+        Alpn::Http1 => &clients.http1,
+        Alpn::H2 => &clients.h2,
+    };
+    let server_name = match host {
+        Host::Ip(ip) => ServerName::IpAddress((*ip).into()),
+        Host::Name(name) => {
+            let name = name.strip_suffix('.').unwrap_or(name);
+            ServerName::try_from(name.to_string())
+                .map_err(|_| format!("{} is not a valid TLS server name", quoted(name)))?
+        }
+    };
+    let stream = TlsConnector::from(Arc::clone(config))
+        .connect(server_name, stream)
+        .await
+        .map_err(|e| format!("TLS handshake: {}", describe_tls(&e)))?;
+    Ok(Box::new(stream))
+}
+
+/// A handshake failure in words a person can act on.
+fn describe_tls(err: &std::io::Error) -> String {
+    let Some(tls) = err.get_ref().and_then(|e| e.downcast_ref::<TlsError>()) else {
+        return describe_io(err);
+    };
+    match tls {
+        TlsError::InvalidCertificate(problem) => describe_certificate(problem),
+        TlsError::AlertReceived(alert) => format!("the server sent alert {alert:?}"),
+        other => other.to_string(),
+    }
+}
+
+fn describe_certificate(problem: &CertificateError) -> String {
+    match problem {
+        CertificateError::UnknownIssuer => {
+            "certificate signed by an unknown authority (trust it with --cacert, or skip \
+             verification with --insecure)"
+                .into()
+        }
+        CertificateError::NotValidForName => "certificate not valid for this host name".into(),
+        CertificateError::NotValidForNameContext {
+            expected,
+            presented,
+        } => format!(
+            "certificate not valid for {} (it is for {})",
+            server_name_text(expected),
+            presented.join(", ")
+        ),
+        CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
+            "certificate expired".into()
+        }
+        CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
+            "certificate not valid yet".into()
+        }
+        other => format!("invalid certificate: {other:?}"),
+    }
+}
+
+fn server_name_text(name: &ServerName<'_>) -> String {
+    match name {
+        ServerName::DnsName(name) => name.as_ref().to_string(),
+        ServerName::IpAddress(ip) => std::net::IpAddr::from(*ip).to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// `--insecure`: any certificate is accepted, but the handshake's own signatures are still
+/// checked, so the session is at least with the holder of the certificate's key.
+#[derive(Debug)]
+struct AcceptAny(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for AcceptAny {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, TlsError> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, TlsError> {
+        verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, TlsError> {
+        verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cacert_faults_are_one_line_usage_errors() {
+        let dir = std::env::temp_dir().join(format!("readygate-cacert-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let missing = read_cacert(&dir.join("missing.pem")).unwrap_err();
+        assert!(missing.starts_with("--cacert \""), "{missing}");
+        assert!(missing.contains("no such file"), "{missing}");
+        let empty = dir.join("empty.pem");
+        std::fs::write(&empty, "just text\n").unwrap();
+        let err = read_cacert(&empty).unwrap_err();
+        assert!(err.contains("no PEM certificate"), "{err}");
+        let broken = dir.join("broken.pem");
+        std::fs::write(
+            &broken,
+            "-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n",
+        )
+        .unwrap();
+        let err = read_cacert(&broken).unwrap_err();
+        assert!(err.contains("not a PEM bundle"), "{err}");
+        assert!(!err.contains('\n'), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn built_in_roots_are_there_without_any_file() {
+        assert!(roots(&[]).len() > 100);
+    }
 }

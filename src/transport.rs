@@ -1,13 +1,17 @@
-//! Opening the byte stream an attempt talks over: TCP to each resolved address in turn, or a
-//! Unix socket, and TLS on top when asked.
+//! Opening the byte stream an attempt talks over: TCP to the resolved addresses (staggered, as
+//! in Happy Eyeballs), or a Unix socket.
 
 use std::io;
 use std::net::SocketAddr;
 use std::path::Path;
+use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpStream, UnixStream};
+use tokio::task::JoinSet;
+use tokio::time::{sleep, Instant};
 
+use crate::check::Context;
 use crate::engine::Reason;
 use crate::resolve::resolve;
 use crate::target::Endpoint;
@@ -19,21 +23,47 @@ impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> Io for T {}
 /// A boxed [`Io`]: TCP, Unix or TLS, chosen at run time.
 pub type BoxedIo = Box<dyn Io>;
 
-/// Connects to the first address of `endpoint` that accepts; the error names the last failure.
-pub async fn connect_tcp(endpoint: &Endpoint) -> Result<TcpStream, Reason> {
-    let addrs = resolve(endpoint).await?;
+/// How long one address may take to connect before the next one is tried alongside it
+/// (RFC 8305's "connection attempt delay"), so an address that drops packets cannot starve
+/// the others of the attempt's time.
+const NEXT_ADDRESS_AFTER: Duration = Duration::from_millis(250);
+
+/// Connects to the first address of `endpoint` that accepts, trying every address it resolves
+/// to; the error names the last failure.
+pub async fn connect_tcp(endpoint: &Endpoint, context: &Context) -> Result<TcpStream, Reason> {
+    let addrs = resolve(endpoint, context).await?;
+    let mut waiting = addrs.iter().copied();
+    let mut connecting = JoinSet::new();
     let mut last = None;
-    for addr in &addrs {
-        match TcpStream::connect(addr).await {
-            Ok(stream) => {
-                let _ = stream.set_nodelay(true);
-                return Ok(stream);
+    let next_after = sleep(Duration::ZERO);
+    tokio::pin!(next_after);
+    loop {
+        // Cancellation: both arms are cancel-safe; dropping `connecting` aborts every connect.
+        tokio::select! {
+            () = &mut next_after, if waiting.len() > 0 => {
+                let addr = waiting.next().expect("an address is waiting");
+                connecting.spawn(async move { (addr, TcpStream::connect(addr).await) });
+                next_after.as_mut().reset(Instant::now() + NEXT_ADDRESS_AFTER);
             }
-            Err(err) => last = Some((*addr, err)),
+            Some(joined) = connecting.join_next() => match joined {
+                Ok((_, Ok(stream))) => {
+                    let _ = stream.set_nodelay(true);
+                    return Ok(stream);
+                }
+                Ok((addr, Err(err))) => {
+                    last = Some((addr, err));
+                    // A refusal is news at once: the next address need not wait its turn.
+                    next_after.as_mut().reset(Instant::now());
+                }
+                Err(_) => {}
+            },
+            else => break,
         }
     }
-    let (addr, err) = last.expect("resolve returns at least one address");
-    Err(connect_error(&addr, &err, addrs.len()))
+    match last {
+        Some((addr, err)) => Err(connect_error(&addr, &err, addrs.len())),
+        None => Err(format!("no address to connect to for {}", endpoint.host)),
+    }
 }
 
 fn connect_error(addr: &SocketAddr, err: &io::Error, tried: usize) -> Reason {
@@ -53,14 +83,17 @@ fn connect_error(addr: &SocketAddr, err: &io::Error, tried: usize) -> Reason {
 pub async fn connect_unix(path: &Path) -> Result<UnixStream, Reason> {
     UnixStream::connect(path)
         .await
-        .map_err(|err| format!("{} to {}", describe_io(&err), path.display()))
+        .map_err(|err| match err.kind() {
+            io::ErrorKind::NotFound => format!("no socket at {} (no such file)", path.display()),
+            _ => format!("{} to socket {}", describe_io(&err), path.display()),
+        })
 }
 
-/// Opens the stream for an HTTP or gRPC request: through `unix_socket` if given, else TCP.
-pub async fn open(endpoint: &Endpoint, unix_socket: Option<&Path>) -> Result<BoxedIo, Reason> {
-    match unix_socket {
+/// Opens the stream for an HTTP or gRPC request: through `--unix-socket` if given, else TCP.
+pub async fn open(endpoint: &Endpoint, context: &Context) -> Result<BoxedIo, Reason> {
+    match &context.options.unix_socket {
         Some(path) => Ok(Box::new(connect_unix(path).await?)),
-        None => Ok(Box::new(connect_tcp(endpoint).await?)),
+        None => Ok(Box::new(connect_tcp(endpoint, context).await?)),
     }
 }
 
@@ -86,4 +119,23 @@ pub fn describe_io(err: &io::Error) -> String {
         }
     };
     words.to_string()
+}
+
+/// An error with its chain of causes in a few words: I/O causes as [`describe_io`] puts them,
+/// repeated wording left out.
+pub fn describe_error(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let cause_text = match cause.downcast_ref::<io::Error>() {
+            Some(io) => describe_io(io),
+            None => cause.to_string(),
+        };
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
 }

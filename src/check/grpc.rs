@@ -1,10 +1,239 @@
-//! `grpc://HOST:PORT[/SERVICE]`: the standard `grpc.health.v1.Health/Check`.
+//! `grpc://HOST:PORT[/SERVICE]` and `grpcs://…`: the standard `grpc.health.v1.Health/Check`
+//! over HTTP/2 (prior knowledge for grpc, ALPN h2 for grpcs), ready only on `SERVING`.
+
+mod wire;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE, TE, USER_AGENT};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioExecutor, TokioIo};
 
 use super::Context;
 use crate::engine::Reason;
 use crate::target::GrpcTarget;
+use crate::tls::{self, Alpn};
+use crate::transport::{self, describe_error};
 
-/// One attempt: ask the health service about the target's service.
-pub async fn check(_target: &GrpcTarget, _context: &Context) -> Result<(), Reason> {
-    Err("gRPC health checks are not available in this build".into())
+use wire::ServingStatus;
+
+/// The health-check method's path.
+const CHECK_PATH: &str = "/grpc.health.v1.Health/Check";
+
+/// The `User-Agent` readygate sends, in the form gRPC implementations use.
+const AGENT: &str = concat!("grpc-readygate/", env!("CARGO_PKG_VERSION"));
+
+/// The names of the gRPC status codes, by number.
+const CODES: [&str; 17] = [
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
+];
+
+/// One attempt: ask the health service about the target's service over a fresh connection.
+pub async fn check(target: &GrpcTarget, context: &Context) -> Result<(), Reason> {
+    let stream = transport::open(&target.endpoint, context).await?;
+    let stream = if target.tls {
+        tls::connect(stream, &target.endpoint.host, Alpn::H2, context).await?
+    } else {
+        stream
+    };
+    let (mut sender, connection) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
+            .await
+            .map_err(|e| transport_error(&e))?;
+    let exchange = async {
+        let response = sender
+            .send_request(request(target)?)
+            .await
+            .map_err(|e| transport_error(&e))?;
+        judge(response).await
+    };
+    tokio::pin!(exchange);
+    // The connection is driven here rather than spawned, so it ends with the attempt.
+    tokio::select! {
+        outcome = &mut exchange => outcome,
+        ended = connection => match ended {
+            Err(e) => Err(transport_error(&e)),
+            // Closed after answering: the answer is already buffered.
+            Ok(()) => exchange.await,
+        },
+    }
+}
+
+fn request(target: &GrpcTarget) -> Result<Request<Full<Bytes>>, Reason> {
+    let scheme = if target.tls { "https" } else { "http" };
+    Request::builder()
+        .method(Method::POST)
+        .uri(format!("{scheme}://{}{CHECK_PATH}", target.authority))
+        .header(CONTENT_TYPE, HeaderValue::from_static("application/grpc"))
+        .header(TE, HeaderValue::from_static("trailers"))
+        .header(USER_AGENT, HeaderValue::from_static(AGENT))
+        .body(Full::new(Bytes::from(wire::encode_request(
+            &target.service,
+        ))))
+        .map_err(|e| format!("invalid gRPC request: {e}"))
+}
+
+/// Reads the answer: the serving status when the call succeeded, else why it did not.
+async fn judge(response: Response<Incoming>) -> Result<(), Reason> {
+    let status = response.status();
+    let (head, mut body) = response.into_parts();
+    if status != StatusCode::OK {
+        return Err(format!(
+            "HTTP status {} (not a gRPC server?)",
+            status.as_u16()
+        ));
+    }
+    let mut message = Vec::new();
+    let mut trailers = None;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| transport_error(&e))?;
+        match frame.into_data() {
+            Ok(data) => {
+                if message.len() + data.len() > wire::MAX_RESPONSE {
+                    return Err("health response too large".into());
+                }
+                message.extend_from_slice(&data);
+            }
+            Err(frame) => trailers = frame.into_trailers().ok().or(trailers),
+        }
+    }
+    // A call that fails at once puts its status in the headers ("Trailers-Only").
+    let ending = trailers.as_ref().unwrap_or(&head.headers);
+    match grpc_status(ending) {
+        None => Err(match head.headers.get(CONTENT_TYPE) {
+            Some(kind) if !kind.as_bytes().starts_with(b"application/grpc") => format!(
+                "not a gRPC answer (content-type {})",
+                String::from_utf8_lossy(kind.as_bytes())
+            ),
+            _ => "no grpc-status in the answer".into(),
+        }),
+        Some(0) => match wire::decode_response(&message)? {
+            ServingStatus::Serving => Ok(()),
+            other => Err(other.name()),
+        },
+        Some(code) => Err(failed_call(code, ending)),
+    }
+}
+
+/// The numeric `grpc-status`, if present and a number.
+fn grpc_status(headers: &HeaderMap) -> Option<u32> {
+    headers
+        .get("grpc-status")?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// A call that ended with a non-zero status. `NOT_FOUND` is how `Check` says the service is
+/// unknown (the health protocol's `SERVICE_UNKNOWN`), so it is named so.
+fn failed_call(code: u32, headers: &HeaderMap) -> Reason {
+    let name = CODES.get(code as usize).copied().unwrap_or("UNKNOWN_CODE");
+    let message = headers
+        .get("grpc-message")
+        .map(|m| percent_decode(m.as_bytes()))
+        .filter(|m| !m.is_empty());
+    let status = match message {
+        Some(message) => format!("grpc-status {code} {name}: {message}"),
+        None => format!("grpc-status {code} {name}"),
+    };
+    if code == 5 {
+        format!("SERVICE_UNKNOWN ({status})")
+    } else {
+        status
+    }
+}
+
+/// `grpc-message` is percent-encoded UTF-8.
+fn percent_decode(text: &[u8]) -> String {
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let hex = text
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (text[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A failure below the gRPC call (connection, HTTP/2), named as such.
+fn transport_error(err: &hyper::Error) -> Reason {
+    format!("gRPC transport: {}", describe_error(err))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, HeaderValue::from_static(value));
+        }
+        map
+    }
+
+    #[test]
+    fn failed_calls_are_named() {
+        assert_eq!(
+            failed_call(
+                12,
+                &headers(&[("grpc-message", "unknown service grpc.health.v1.Health")])
+            ),
+            "grpc-status 12 UNIMPLEMENTED: unknown service grpc.health.v1.Health"
+        );
+        assert_eq!(
+            failed_call(5, &headers(&[("grpc-message", "unknown%20service")])),
+            "SERVICE_UNKNOWN (grpc-status 5 NOT_FOUND: unknown service)"
+        );
+        assert_eq!(
+            failed_call(14, &HeaderMap::new()),
+            "grpc-status 14 UNAVAILABLE"
+        );
+        assert_eq!(
+            failed_call(99, &HeaderMap::new()),
+            "grpc-status 99 UNKNOWN_CODE"
+        );
+    }
+
+    #[test]
+    fn grpc_message_is_percent_decoded() {
+        assert_eq!(percent_decode(b"a%20b%zz%2"), "a b%zz%2");
+        assert_eq!(percent_decode(b"caf%C3%A9"), "café");
+    }
+
+    #[test]
+    fn grpc_status_is_read_from_headers_or_trailers() {
+        assert_eq!(grpc_status(&headers(&[("grpc-status", "0")])), Some(0));
+        assert_eq!(grpc_status(&headers(&[("grpc-status", "x")])), None);
+        assert_eq!(grpc_status(&HeaderMap::new()), None);
+    }
 }

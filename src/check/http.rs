@@ -74,9 +74,15 @@ async fn request(
     context: &Context,
 ) -> Result<(Response<Incoming>, Connection), Reason> {
     let options = &context.options;
-    let stream = transport::open(&target.endpoint, options.unix_socket.as_deref()).await?;
+    let stream = transport::open(&target.endpoint, context).await?;
     let stream = if target.tls {
-        crate::tls::connect(stream, &target.endpoint, &target.authority, false, context).await?
+        crate::tls::connect(
+            stream,
+            &target.endpoint.host,
+            crate::tls::Alpn::Http1,
+            context,
+        )
+        .await?
     } else {
         stream
     };

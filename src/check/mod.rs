@@ -8,7 +8,7 @@ mod tcp;
 mod unix;
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::cli::Method;
 use crate::engine::{Condition, NoWatch, Reason, Watch};
@@ -32,8 +32,8 @@ pub struct Options {
     pub unix_socket: Option<PathBuf>,
     /// Accept any TLS certificate.
     pub insecure: bool,
-    /// Extra trusted roots (PEM).
-    pub cacert: Option<PathBuf>,
+    /// Extra trusted roots: the certificates of `--cacert`, read and checked by the plan.
+    pub cacert: Vec<crate::tls::Certificate>,
 }
 
 /// The HTTP methods readygate sends.
@@ -62,12 +62,33 @@ impl From<Method> for HttpMethod {
 pub struct Context {
     /// The validated options.
     pub options: Options,
+    /// TLS client settings, made on the first `https://` or `grpcs://` attempt.
+    tls: OnceLock<Result<crate::tls::Clients, Reason>>,
+    /// The name resolver, made on the first lookup of a name (IP literals need none).
+    resolver: OnceLock<crate::resolve::Resolver>,
 }
 
 impl Context {
     /// A context for these options; nothing costly is set up until a target needs it.
     pub fn new(options: Options) -> Arc<Context> {
-        Arc::new(Context { options })
+        Arc::new(Context {
+            options,
+            tls: OnceLock::new(),
+            resolver: OnceLock::new(),
+        })
+    }
+
+    /// The TLS client settings, made once (the roots are parsed on first use only).
+    pub fn tls(&self) -> Result<&crate::tls::Clients, Reason> {
+        self.tls
+            .get_or_init(|| crate::tls::Clients::new(&self.options))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The name resolver, made once.
+    pub fn resolver(&self) -> &crate::resolve::Resolver {
+        self.resolver.get_or_init(crate::resolve::Resolver::default)
     }
 }
 
@@ -112,7 +133,7 @@ impl Condition for Check {
     async fn attempt(&self) -> Result<(), Reason> {
         let options = &self.context.options;
         match &self.target.kind {
-            Kind::Tcp(endpoint) => tcp::check(endpoint).await,
+            Kind::Tcp(endpoint) => tcp::check(endpoint, &self.context).await,
             Kind::Http(target) => http::check(target, &self.context).await,
             Kind::File(path) => file::check(path, options.matcher.as_ref()),
             Kind::Unix(path) => unix::check(path).await,
