@@ -5,7 +5,7 @@
 mod hosts;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use hickory_resolver::config::{
@@ -15,19 +15,21 @@ use hickory_resolver::name_server::TokioConnectionProvider;
 use hickory_resolver::proto::ProtoErrorKind;
 use hickory_resolver::{Name, ResolveError, TokioResolver};
 
-use crate::check::Context;
 use crate::engine::Reason;
 use crate::target::{Endpoint, Host};
 
 /// Where the DNS settings are.
 const RESOLV_CONF: &str = "/etc/resolv.conf";
 
+/// The process's resolver: made on the first name lookup, so IP literals never set one up.
+static RESOLVER: OnceLock<Resolver> = OnceLock::new();
+
 /// All socket addresses of an endpoint, in the order to try them. An IP literal is used as
 /// is; a name that does not resolve is "not ready", with the name in the reason.
-pub async fn resolve(endpoint: &Endpoint, context: &Context) -> Result<Vec<SocketAddr>, Reason> {
+pub async fn resolve(endpoint: &Endpoint) -> Result<Vec<SocketAddr>, Reason> {
     let ips = match &endpoint.host {
         Host::Ip(ip) => vec![*ip],
-        Host::Name(name) => context.resolver().lookup(name).await?,
+        Host::Name(name) => RESOLVER.get_or_init(Resolver::default).lookup(name).await?,
     };
     Ok(ips
         .into_iter()
@@ -35,7 +37,7 @@ pub async fn resolve(endpoint: &Endpoint, context: &Context) -> Result<Vec<Socke
         .collect())
 }
 
-/// The resolver of one run, made on the first name lookup. It re-reads `/etc/hosts` and
+/// The name resolver. It re-reads `/etc/hosts` and
 /// `/etc/resolv.conf` on every lookup and caches no answer, so a Service created while we wait
 /// is seen on the next attempt.
 #[derive(Debug, Default)]

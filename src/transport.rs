@@ -11,7 +11,6 @@ use tokio::net::{TcpStream, UnixStream};
 use tokio::task::JoinSet;
 use tokio::time::{sleep, Instant};
 
-use crate::check::Context;
 use crate::engine::Reason;
 use crate::resolve::resolve;
 use crate::target::Endpoint;
@@ -30,8 +29,8 @@ const NEXT_ADDRESS_AFTER: Duration = Duration::from_millis(250);
 
 /// Connects to the first address of `endpoint` that accepts, trying every address it resolves
 /// to; the error names the last failure.
-pub async fn connect_tcp(endpoint: &Endpoint, context: &Context) -> Result<TcpStream, Reason> {
-    let addrs = resolve(endpoint, context).await?;
+pub async fn connect_tcp(endpoint: &Endpoint) -> Result<TcpStream, Reason> {
+    let addrs = resolve(endpoint).await?;
     let mut waiting = addrs.iter().copied();
     let mut connecting = JoinSet::new();
     let mut last = None;
@@ -89,11 +88,11 @@ pub async fn connect_unix(path: &Path) -> Result<UnixStream, Reason> {
         })
 }
 
-/// Opens the stream for an HTTP or gRPC request: through `--unix-socket` if given, else TCP.
-pub async fn open(endpoint: &Endpoint, context: &Context) -> Result<BoxedIo, Reason> {
-    match &context.options.unix_socket {
+/// Opens the stream for an HTTP or gRPC request: through `unix_socket` if given, else TCP.
+pub async fn open(endpoint: &Endpoint, unix_socket: Option<&Path>) -> Result<BoxedIo, Reason> {
+    match unix_socket {
         Some(path) => Ok(Box::new(connect_unix(path).await?)),
-        None => Ok(Box::new(connect_tcp(endpoint, context).await?)),
+        None => Ok(Box::new(connect_tcp(endpoint).await?)),
     }
 }
 

@@ -46,7 +46,8 @@ const CODES: [&str; 17] = [
 
 /// One attempt: ask the health service about the target's service over a fresh connection.
 pub async fn check(target: &GrpcTarget, context: &Context) -> Result<(), Reason> {
-    let stream = transport::open(&target.endpoint, context).await?;
+    let unix_socket = context.options.unix_socket.as_deref();
+    let stream = transport::open(&target.endpoint, unix_socket).await?;
     let stream = if target.tls {
         tls::connect(stream, &target.endpoint.host, Alpn::H2, context).await?
     } else {

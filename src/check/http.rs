@@ -74,7 +74,7 @@ async fn request(
     context: &Context,
 ) -> Result<(Response<Incoming>, Connection), Reason> {
     let options = &context.options;
-    let stream = transport::open(&target.endpoint, context).await?;
+    let stream = transport::open(&target.endpoint, options.unix_socket.as_deref()).await?;
     let stream = if target.tls {
         crate::tls::connect(
             stream,

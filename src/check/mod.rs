@@ -64,8 +64,6 @@ pub struct Context {
     pub options: Options,
     /// TLS client settings, made on the first `https://` or `grpcs://` attempt.
     tls: OnceLock<Result<crate::tls::Clients, Reason>>,
-    /// The name resolver, made on the first lookup of a name (IP literals need none).
-    resolver: OnceLock<crate::resolve::Resolver>,
 }
 
 impl Context {
@@ -74,7 +72,6 @@ impl Context {
         Arc::new(Context {
             options,
             tls: OnceLock::new(),
-            resolver: OnceLock::new(),
         })
     }
 
@@ -84,11 +81,6 @@ impl Context {
             .get_or_init(|| crate::tls::Clients::new(&self.options))
             .as_ref()
             .map_err(Clone::clone)
-    }
-
-    /// The name resolver, made once.
-    pub fn resolver(&self) -> &crate::resolve::Resolver {
-        self.resolver.get_or_init(crate::resolve::Resolver::default)
     }
 }
 
@@ -133,7 +125,7 @@ impl Condition for Check {
     async fn attempt(&self) -> Result<(), Reason> {
         let options = &self.context.options;
         match &self.target.kind {
-            Kind::Tcp(endpoint) => tcp::check(endpoint, &self.context).await,
+            Kind::Tcp(endpoint) => tcp::check(endpoint).await,
             Kind::Http(target) => http::check(target, &self.context).await,
             Kind::File(path) => file::check(path, options.matcher.as_ref()),
             Kind::Unix(path) => unix::check(path).await,
