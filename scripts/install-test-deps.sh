@@ -8,13 +8,23 @@ packages=(
   # the real script the wait-for-it differential suite compares against; with coreutils'
   # timeout it connects through bash's /dev/tcp (nc only with busybox's timeout)
   wait-for-it
-  # unshare: the --on-exit PID 1 reaping test, the install and empty-root tests
+  # unshare: the --on-exit PID 1 reaping test, the install and empty-root tests; unshare and
+  # nsenter: the pod-style DNS suite
   util-linux
   # file(1): the static-binary check (tests/it/static_root.rs)
   file
   # chroot (the empty-root tests) and ldd
   coreutils
   libc-bin
+  # the real servers the network suite starts with temp configs (tests/it/real_servers.rs,
+  # tls.rs, grpc.rs, dns.rs): nginx (HTTP, HTTPS, Unix sockets), etcd (gRPC health),
+  # redis-server and redis-cli (TCP), dnsmasq (cluster DNS), ip (loopback in a new netns)
+  nginx
+  etcd-server
+  redis-server
+  redis-tools
+  dnsmasq-base
+  iproute2
 )
 missing=()
 for package in "${packages[@]}"; do

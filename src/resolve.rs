@@ -58,6 +58,7 @@ impl Resolver {
             // RFC 6761: loopback even where the hosts file does not say so (a bare root).
             return Ok(vec![Ipv6Addr::LOCALHOST.into(), Ipv4Addr::LOCALHOST.into()]);
         }
+        tracing::debug!("resolving {name} through DNS");
         let mut ips: Vec<IpAddr> = self
             .dns()
             .lookup_ip(name)

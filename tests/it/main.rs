@@ -4,9 +4,13 @@
 mod support;
 
 mod cli;
+mod dns;
 mod examples;
+mod grpc;
 mod install;
 mod on_exit;
+mod real_servers;
 mod sidecar;
 mod static_root;
+mod tls;
 mod wait_for_it;

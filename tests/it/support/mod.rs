@@ -2,7 +2,14 @@
 
 #![allow(dead_code)]
 
+pub mod certs;
+pub mod daemon;
+pub mod etcd;
+pub mod grpc;
 pub mod http;
+pub mod nginx;
+pub mod pod;
+pub mod redis;
 pub mod run;
 
 pub use run::readygate;

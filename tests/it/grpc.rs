@@ -1,0 +1,140 @@
+//! `grpc://` and `grpcs://` against a real etcd, whose client port serves the standard
+//! `grpc.health.v1.Health`: ready while it serves, not ready once stopped, an unknown service
+//! named as such, over TLS and through a Unix socket.
+
+use std::time::Duration;
+
+use crate::support::certs::Certs;
+use crate::support::etcd::Etcd;
+use crate::support::grpc::{GrpcServer, Health};
+use crate::support::http::{Answer, HttpServer};
+use crate::support::run::{finish, RunExt};
+use crate::support::{free_port, readygate};
+
+#[test]
+fn etcd_health_follows_the_server() {
+    let port = free_port();
+    let target = format!("grpc://127.0.0.1:{port}");
+    let (mut child, started) = readygate(["wait", "--timeout", "60s", &target]).spawn_captured();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "ready before etcd started"
+    );
+    let mut etcd = Etcd::start_on(port, None);
+    finish(child, started).expect_code(0).expect_stderr("ready");
+
+    let outcome = readygate(["probe", &target]).outcome();
+    outcome.expect_code(0);
+    assert_eq!(outcome.stdout, "");
+    readygate(["probe", &format!("grpc://localhost:{port}")])
+        .outcome()
+        .expect_code(0);
+
+    // etcd's health server answers NOT_FOUND for a service it does not know.
+    let unknown = format!("grpc://127.0.0.1:{port}/no.such.Service");
+    readygate(["probe", &unknown])
+        .outcome()
+        .expect_code(1)
+        .expect_stdout("SERVICE_UNKNOWN (grpc-status 5 NOT_FOUND: unknown service)");
+
+    etcd.stop();
+    readygate(["probe", &target])
+        .outcome()
+        .expect_code(1)
+        .expect_stdout("connection refused");
+}
+
+#[test]
+fn grpc_through_a_unix_socket() {
+    let etcd = Etcd::start(None);
+    let socket = etcd.socket.to_str().unwrap();
+    // As curl's --unix-socket: the URL's host is the :authority, never resolved.
+    readygate(["probe", "--unix-socket", socket, "grpc://etcd.invalid:2379"])
+        .outcome()
+        .expect_code(0);
+    readygate(["probe", &format!("unix://{socket}")])
+        .outcome()
+        .expect_code(0);
+}
+
+#[test]
+fn grpcs_verifies_the_certificate() {
+    let certs = Certs::localhost();
+    let etcd = Etcd::start(Some(&certs));
+    let port = etcd.addr.port();
+    let target = format!("grpcs://localhost:{port}");
+    readygate(["probe", &target])
+        .outcome()
+        .expect_code(1)
+        .expect_stdout("certificate signed by an unknown authority");
+    readygate(["probe", "--cacert", certs.ca.to_str().unwrap(), &target])
+        .outcome()
+        .expect_code(0);
+    readygate(["probe", "--insecure", &target])
+        .outcome()
+        .expect_code(0);
+    readygate([
+        "probe",
+        "--cacert",
+        certs.ca.to_str().unwrap(),
+        "--unix-socket",
+        etcd.socket.to_str().unwrap(),
+        "grpcs://localhost:2379",
+    ])
+    .outcome()
+    .expect_code(0);
+    // Plain HTTP/2 to a TLS port is a transport failure, named so.
+    readygate(["probe", &format!("grpc://127.0.0.1:{port}")])
+        .outcome()
+        .expect_code(1)
+        .expect_stdout("gRPC transport");
+}
+
+#[test]
+fn an_http1_server_is_a_grpc_transport_failure() {
+    let server = HttpServer::start(|_, _| Answer::body("not grpc"));
+    let url = server.url("/");
+    let authority = url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    readygate(["probe", &format!("grpc://{authority}")])
+        .outcome()
+        .expect_code(1)
+        .expect_stdout("gRPC transport");
+}
+
+#[test]
+fn every_health_answer_is_reported_by_name() {
+    let server = GrpcServer::start(|service| match service {
+        "" | "ready" => Health::Status(1),
+        "draining" => Health::Status(2),
+        "vague" => Health::Status(0),
+        "watch-only" => Health::Status(3),
+        _ => Health::Fail(12, "unknown service grpc.health.v1.Health"),
+    });
+    let target = |service: &str| format!("grpc://{}/{service}", server.addr);
+    readygate(["probe", &target(""), &target("ready")])
+        .outcome()
+        .expect_code(0);
+    for (service, reason) in [
+        ("draining", "NOT_SERVING"),
+        ("vague", "UNKNOWN"),
+        ("watch-only", "SERVICE_UNKNOWN"),
+        (
+            "other",
+            "grpc-status 12 UNIMPLEMENTED: unknown service grpc.health.v1.Health",
+        ),
+    ] {
+        let outcome = readygate(["probe", &target(service)]).outcome();
+        outcome.expect_code(1);
+        assert_eq!(outcome.stdout, format!("{}: {reason}\n", target(service)));
+    }
+    let mut asked = server.asked();
+    asked.sort();
+    assert_eq!(
+        asked,
+        ["", "draining", "other", "ready", "vague", "watch-only"]
+    );
+}

@@ -1,0 +1,154 @@
+//! Real servers (nginx, etcd, redis, dnsmasq) run by the tests: spawned with their own temp
+//! config, waited for, and killed when the test ends, whatever way it ends.
+
+use std::fs::File;
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a server may take to come up; generous, as the machine is shared.
+pub const START_LIMIT: Duration = Duration::from_secs(20);
+
+/// The full path of a program the suite needs. Missing is a loud failure, never a skip: CI
+/// installs it with `scripts/install-test-deps.sh`.
+#[track_caller]
+pub fn require(program: &str) -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin".into(), "/sbin".into()])
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
+        .unwrap_or_else(|| {
+            panic!("{program} is not installed: run scripts/install-test-deps.sh (as root)")
+        })
+}
+
+/// A running server process, killed (and reaped) on drop. Its output goes to a log file that
+/// is shown when it fails to start.
+pub struct Daemon {
+    /// What it is, for messages.
+    name: String,
+    /// The process.
+    child: Option<Child>,
+    /// Where its stdout and stderr go.
+    log: PathBuf,
+}
+
+impl Daemon {
+    /// Spawns `command` with output to `log`.
+    #[track_caller]
+    pub fn spawn(name: &str, mut command: Command, log: &Path) -> Daemon {
+        let out = File::create(log).expect("create server log");
+        let err = out.try_clone().expect("clone server log");
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
+        Daemon {
+            name: name.to_string(),
+            child: Some(child),
+            log: log.to_path_buf(),
+        }
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
+    }
+
+    /// Waits until `ready()` holds, failing the test with the server's log if it exits first
+    /// or takes longer than [`START_LIMIT`].
+    #[track_caller]
+    pub fn wait_until(&mut self, what: &str, mut ready: impl FnMut() -> bool) {
+        let started = Instant::now();
+        while !ready() {
+            if let Some(status) = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
+                panic!(
+                    "{} exited ({status}) before {what}:\n{}",
+                    self.name,
+                    self.log()
+                );
+            }
+            if started.elapsed() > START_LIMIT {
+                panic!(
+                    "{} not {what} after {START_LIMIT:?}:\n{}",
+                    self.name,
+                    self.log()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits until `addr` accepts TCP connections.
+    #[track_caller]
+    pub fn wait_for_port(&mut self, addr: SocketAddr) {
+        self.wait_until(&format!("listening on {addr}"), || {
+            TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok()
+        });
+    }
+
+    /// Waits until `path` exists (a pid file or socket the server writes once it listens).
+    #[track_caller]
+    pub fn wait_for_path(&mut self, path: &Path) {
+        self.wait_until(&format!("ready ({} missing)", path.display()), || {
+            path.exists()
+        });
+    }
+
+    /// What the server wrote so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Stops the server as its service manager would (SIGTERM: nginx's master then ends its
+    /// workers), SIGKILL if it lingers, and reaps it.
+    pub fn stop(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+            // SAFETY: signalling our own child, which has not been reaped yet.
+            unsafe { libc::kill(pid, libc::SIGTERM) };
+        }
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(5) {
+            if let Ok(Some(_)) = child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Runs a helper command to completion, failing the test with its output if it fails.
+#[track_caller]
+pub fn run_ok(command: &mut Command) -> String {
+    let output = command
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {:?}: {e}", command.get_program()));
+    assert!(
+        output.status.success(),
+        "{command:?} failed ({}):\n{}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}

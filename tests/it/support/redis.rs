@@ -1,0 +1,59 @@
+//! A real redis-server on a free port, with nothing persisted, in the foreground.
+
+use std::net::SocketAddr;
+use std::process::Command;
+
+use super::daemon::{require, run_ok, Daemon};
+use super::{free_port, TempDir};
+
+/// A running redis-server; stopped on drop.
+pub struct Redis {
+    /// The server process.
+    pub daemon: Daemon,
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// Its working folder and log.
+    _dir: TempDir,
+}
+
+impl Redis {
+    /// Starts redis-server on 127.0.0.1 and waits until it accepts connections.
+    #[track_caller]
+    pub fn start() -> Redis {
+        let redis = require("redis-server");
+        let dir = TempDir::new();
+        let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
+        let mut command = Command::new(redis);
+        command
+            .args(["--port", &addr.port().to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+            .arg("--dir")
+            .arg(&dir.0);
+        let mut daemon = Daemon::spawn("redis-server", command, &dir.join("redis.log"));
+        daemon.wait_for_port(addr);
+        Redis {
+            daemon,
+            addr,
+            _dir: dir,
+        }
+    }
+
+    /// Asks the server to shut down, as an operator would (`redis-cli shutdown nosave`).
+    #[track_caller]
+    pub fn shutdown(&mut self) {
+        let cli = require("redis-cli");
+        let port = self.addr.port().to_string();
+        // The server drops the connection as it goes, so redis-cli's own status is moot.
+        let _ = Command::new(cli)
+            .args(["-h", "127.0.0.1", "-p", &port, "shutdown", "nosave"])
+            .output();
+    }
+
+    /// The server's answer to `PING` (so a test knows it is the real thing).
+    #[track_caller]
+    pub fn ping(&self) -> String {
+        let cli = require("redis-cli");
+        let port = self.addr.port().to_string();
+        run_ok(Command::new(cli).args(["-h", "127.0.0.1", "-p", &port, "ping"]))
+    }
+}
