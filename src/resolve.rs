@@ -50,13 +50,18 @@ impl Resolver {
     /// Every address of `name`: from the hosts file if it lists the name, else from DNS.
     pub async fn lookup(&self, name: &str) -> Result<Vec<IpAddr>, Reason> {
         let hosts_text = std::fs::read_to_string(hosts::PATH).unwrap_or_default();
-        let listed = hosts::lookup(&hosts_text, name);
+        let mut listed = hosts::lookup(&hosts_text, name);
+        if is_localhost(name) {
+            // RFC 6761: both loopbacks, even where the hosts file names one or none, so a
+            // server on either `::1` or `127.0.0.1` is found.
+            for loopback in [Ipv6Addr::LOCALHOST.into(), Ipv4Addr::LOCALHOST.into()] {
+                if !listed.contains(&loopback) {
+                    listed.push(loopback);
+                }
+            }
+        }
         if !listed.is_empty() {
             return Ok(listed);
-        }
-        if is_localhost(name) {
-            // RFC 6761: loopback even where the hosts file does not say so (a bare root).
-            return Ok(vec![Ipv6Addr::LOCALHOST.into(), Ipv4Addr::LOCALHOST.into()]);
         }
         tracing::debug!("resolving {name} through DNS");
         let mut ips: Vec<IpAddr> = self

@@ -48,6 +48,26 @@ fn service_names_resolve_through_the_search_list() {
 }
 
 #[test]
+fn ndots_puts_the_search_list_before_the_name_as_written() {
+    let mut pod = Pod::new(HOSTS);
+    // `api.example` exists both as written (where nothing listens) and under the namespace's
+    // domain (where the server is): with ndots:5 a one-dot name is tried with the suffixes first.
+    pod.start_dns(&[
+        ("api.example", "127.0.0.2"),
+        ("api.example.default.svc.cluster.local", "127.0.0.1"),
+    ]);
+    let _web = web(&pod);
+    pod.readygate(["probe", "tcp://api.example:80"])
+        .outcome()
+        .expect_code(0);
+    // A trailing dot means "as written": no suffix, so the address with no server.
+    pod.readygate(["probe", "tcp://api.example.:80"])
+        .outcome()
+        .expect_code(1)
+        .expect_stdout("connection refused to 127.0.0.2:80");
+}
+
+#[test]
 fn a_missing_name_is_not_ready_and_named() {
     let mut pod = Pod::new(HOSTS);
     pod.start_dns(&[("web.default.svc.cluster.local", "127.0.0.1")]);
@@ -62,17 +82,25 @@ fn a_missing_name_is_not_ready_and_named() {
 
 #[test]
 fn localhost_works_on_either_loopback() {
-    let pod = Pod::new(HOSTS);
-    let _nginx = pod.start_nginx(
-        "server { listen 127.0.0.1:8004; location / { return 200; } }
-         server { listen [::1]:8006; location / { return 200; } }",
-    );
-    for target in [
-        "tcp://localhost:8004",
-        "tcp://localhost:8006",
-        "http://localhost:8006/",
-    ] {
-        pod.readygate(["probe", target]).outcome().expect_code(0);
+    // Whatever the hosts file says of localhost (both, one, nothing), both loopbacks are tried.
+    for hosts in [HOSTS, "127.0.0.1 localhost\n", ""] {
+        let pod = Pod::new(hosts);
+        let _nginx = pod.start_nginx(
+            "server { listen 127.0.0.1:8004; location / { return 200; } }
+             server { listen [::1]:8006; location / { return 200; } }",
+        );
+        for target in [
+            "tcp://localhost:8004",
+            "tcp://localhost:8006",
+            "http://localhost:8006/",
+        ] {
+            let outcome = pod.readygate(["probe", target]).outcome();
+            assert_eq!(
+                outcome.code,
+                Some(0),
+                "{target} with hosts {hosts:?}: {outcome:#?}"
+            );
+        }
     }
 }
 
