@@ -144,3 +144,21 @@ fn a_service_created_while_waiting_is_seen() {
         .expect_stderr("no such host late")
         .expect_faster_than(Duration::from_secs(15));
 }
+
+#[test]
+fn a_changed_address_is_seen_despite_its_ttl() {
+    let mut pod = Pod::new(HOSTS);
+    // First the name points where nothing listens, with a 30 s TTL; then it is moved.
+    pod.start_dns(&[("moved.default.svc.cluster.local", "127.0.0.2")]);
+    let _web = web(&pod);
+    let (mut child, started) = pod
+        .readygate(["wait", "--timeout", "30s", "tcp://moved:80"])
+        .spawn_captured();
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(child.try_wait().unwrap().is_none(), "ready at the old address");
+    pod.stop_dns();
+    pod.start_dns(&[("moved.default.svc.cluster.local", "127.0.0.1")]);
+    finish(child, started)
+        .expect_code(0)
+        .expect_faster_than(Duration::from_secs(15));
+}

@@ -126,6 +126,8 @@ impl Pod {
                 "--log-facility=-",
             ])
             .args(["--log-queries", "--address=/#/"])
+            // CoreDNS's TTL for cluster records: an answer a caching client would keep.
+            .arg("--local-ttl=30")
             .arg(format!("--pid-file={}", pid_file.display()));
         for (name, address) in records {
             command.arg(format!("--address=/{name}/{address}"));
