@@ -155,10 +155,42 @@ fn a_changed_address_is_seen_despite_its_ttl() {
         .readygate(["wait", "--timeout", "30s", "tcp://moved:80"])
         .spawn_captured();
     std::thread::sleep(Duration::from_millis(800));
-    assert!(child.try_wait().unwrap().is_none(), "ready at the old address");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "ready at the old address"
+    );
     pod.stop_dns();
     pod.start_dns(&[("moved.default.svc.cluster.local", "127.0.0.1")]);
     finish(child, started)
         .expect_code(0)
         .expect_faster_than(Duration::from_secs(15));
+}
+
+#[test]
+fn a_long_answer_is_fetched_over_tcp() {
+    let mut pod = Pod::new(HOSTS);
+    // Sixty addresses do not fit a 512-byte UDP answer: dnsmasq truncates it, and the
+    // resolver must ask again over TCP. Only 127.0.0.1 has a server; the others refuse.
+    let addresses: Vec<String> = (1..=60).map(|n| format!("127.0.0.{n}")).collect();
+    let records: Vec<(&str, &str)> = addresses
+        .iter()
+        .map(|address| ("many.default.svc.cluster.local", address.as_str()))
+        .collect();
+    pod.start_dns(&records);
+    let _web = web(&pod);
+    let outcome = pod.readygate(["probe", "-v", "http://many/"]).outcome();
+    assert_eq!(outcome.code, Some(0), "{outcome:#?}\n{}", pod.dns_log());
+    assert!(pod
+        .dns_log()
+        .contains("query[A] many.default.svc.cluster.local"));
+}
+
+#[test]
+fn no_dns_server_is_named_as_the_reason() {
+    let pod = Pod::new(HOSTS);
+    let outcome = pod.readygate(["probe", "tcp://web:80"]).outcome();
+    outcome
+        .expect_code(1)
+        .expect_stdout("no such host web (DNS: 127.0.0.1:53: connection refused)")
+        .expect_faster_than(std::time::Duration::from_secs(1));
 }

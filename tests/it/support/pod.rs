@@ -101,8 +101,9 @@ impl Pod {
         self.enter(&readygate(args))
     }
 
-    /// Starts dnsmasq on the pod's 127.0.0.1:53, answering each `(name, address)` and
-    /// NXDOMAIN for every other name, as a cluster DNS does for a Service that does not exist.
+    /// Starts dnsmasq on the pod's 127.0.0.1:53 (UDP and TCP), answering each `(name, address)`
+    /// (a name may come more than once) and NXDOMAIN for every other name, as a cluster DNS
+    /// does for a Service that does not exist.
     #[track_caller]
     pub fn start_dns(&mut self, records: &[(&str, &str)]) {
         self.started += 1;
@@ -130,7 +131,7 @@ impl Pod {
             .arg("--local-ttl=30")
             .arg(format!("--pid-file={}", pid_file.display()));
         for (name, address) in records {
-            command.arg(format!("--address=/{name}/{address}"));
+            command.arg(format!("--host-record={name},{address}"));
         }
         let log = self.dir.join(&format!("dnsmasq-{}.log", self.started));
         let mut daemon = Daemon::spawn("dnsmasq", self.enter(&command), &log);
