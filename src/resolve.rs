@@ -1,6 +1,6 @@
 //! Name resolution as in a pod, afresh on every attempt: `/etc/hosts` first, then DNS through
 //! the nameservers, `search` list and `ndots` of `/etc/resolv.conf`, asking for AAAA and A.
-//! A small stub resolver of our own (the DNS messages are a few dozen bytes), so a static
+//! A small stub resolver of our own (the wire format is `hickory-proto`'s), so a static
 //! binary in an empty root needs no libc NSS modules, and nothing is cached between attempts.
 
 mod client;

@@ -1,20 +1,23 @@
-//! DNS messages (RFC 1035), only as much as a stub resolver needs: a recursive query for one
-//! name and type, and the addresses (or the reason for none) in its answer.
+//! DNS messages through `hickory-proto`: answers come from the network, so the parsing of
+//! untrusted bytes (names, compression pointers, record lengths) is the well-kept crate's, not
+//! ours (it is the standard Rust DNS codec; without its `std` feature no rand and no runtime
+//! code is linked). This adapter only decides what a response means for one question: it
+//! must echo the question's id and question, and only addresses of the asked type and class
+//! count.
 
 use std::net::IpAddr;
 
+use hickory_proto::op::{Header, Message, MessageType, OpCode, Query, ResponseCode};
+use hickory_proto::rr::{DNSClass, Name, RData};
+
+/// A record type to ask for ([`A`] or [`AAAA`]).
+pub use hickory_proto::rr::RecordType;
+use hickory_proto::serialize::binary::{BinDecodable, BinDecoder};
+
 /// Record type A: an IPv4 address.
-pub const A: u16 = 1;
+pub const A: RecordType = RecordType::A;
 /// Record type AAAA: an IPv6 address.
-pub const AAAA: u16 = 28;
-/// Class IN.
-const IN: u16 = 1;
-/// Header flags of a query: recursion desired.
-const RD: u16 = 0x0100;
-/// Header flag of a response.
-const QR: u16 = 0x8000;
-/// Header flag: the answer did not fit (UDP) and must be asked again over TCP.
-const TC: u16 = 0x0200;
+pub const AAAA: RecordType = RecordType::AAAA;
 
 /// What a server said about a name and type.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,127 +31,90 @@ pub enum Answer {
     /// The answer was cut to fit a UDP datagram: ask over TCP.
     Truncated,
     /// The server could not answer (its RCODE: 2 SERVFAIL, 5 REFUSED, ...).
-    Failed(u8),
+    Failed(u16),
 }
 
-/// A recursive query for `name` (no trailing dot) and `qtype`, with id `id`.
-pub fn query(id: u16, name: &str, qtype: u16) -> Result<Vec<u8>, String> {
-    let mut message = Vec::with_capacity(18 + name.len());
-    message.extend_from_slice(&id.to_be_bytes());
-    message.extend_from_slice(&RD.to_be_bytes());
-    message.extend_from_slice(&[0, 1, 0, 0, 0, 0, 0, 0]); // one question, nothing else
-    for label in name.split('.') {
-        if label.is_empty() || label.len() > 63 {
-            return Err(format!("invalid DNS name {name}"));
+/// One recursive question for a name and type, kept with its wire form so a response can be
+/// checked against it.
+pub struct Question {
+    id: u16,
+    query: Query,
+    wire: Vec<u8>,
+}
+
+impl Question {
+    /// A recursive query for `name` (no trailing dot) and `qtype`, with id `id`. The labels
+    /// are taken as bytes: no IDNA, no escapes (names are ASCII by now).
+    pub fn new(id: u16, name: &str, qtype: RecordType) -> Result<Self, String> {
+        let labels = name.split('.').map(str::as_bytes);
+        let name = Name::from_labels(labels).map_err(|_| format!("invalid DNS name {name}"))?;
+        let query = Query::query(name, qtype);
+        let mut message = Message::new(id, MessageType::Query, OpCode::Query);
+        message.metadata.recursion_desired = true;
+        message.add_query(query.clone());
+        let wire = message
+            .to_vec()
+            .map_err(|e| format!("cannot encode a DNS query: {e}"))?;
+        Ok(Self { id, query, wire })
+    }
+
+    /// The query as sent.
+    pub fn wire(&self) -> &[u8] {
+        &self.wire
+    }
+
+    /// Reads a response. `Ok(None)` is a message that is not the response to this question
+    /// (another id or question: ignored, as a resolver must); `Err` a malformed one.
+    pub fn answer(&self, response: &[u8]) -> Result<Option<Answer>, String> {
+        // The crate's reason is not shown: its text may spell out names from the answer, and
+        // doing so links IDNA's Unicode tables into the binary.
+        let malformed = |_| String::from("malformed DNS answer");
+        let mut decoder = BinDecoder::new(response);
+        let header = Header::read(&mut decoder).map_err(malformed)?;
+        if header.metadata.id != self.id
+            || header.metadata.message_type != MessageType::Response
+            || header.counts.queries != 1
+        {
+            return Ok(None);
         }
-        message.push(label.len() as u8);
-        message.extend_from_slice(label.as_bytes());
-    }
-    message.push(0);
-    if message.len() - 12 > 255 {
-        return Err(format!("DNS name too long: {name}"));
-    }
-    message.extend_from_slice(&qtype.to_be_bytes());
-    message.extend_from_slice(&IN.to_be_bytes());
-    Ok(message)
-}
-
-/// Reads the response to `query`. `Ok(None)` is a message that is not its response (another
-/// id or question: ignored, as a resolver must); `Err` a malformed one.
-pub fn parse(query: &[u8], response: &[u8]) -> Result<Option<Answer>, String> {
-    let mut reader = Reader {
-        bytes: response,
-        at: 0,
-    };
-    let id = reader.u16()?;
-    let flags = reader.u16()?;
-    let questions = reader.u16()?;
-    let answers = reader.u16()?;
-    reader.skip(4)?; // authority and additional counts
-    let question = &query[12..];
-    let echoed = response.get(12..12 + question.len());
-    if id.to_be_bytes() != query[..2]
-        || flags & QR == 0
-        || questions != 1
-        || !echoed.is_some_and(|echoed| echoed.eq_ignore_ascii_case(question))
-    {
-        return Ok(None);
-    }
-    if flags & TC != 0 {
-        return Ok(Some(Answer::Truncated));
-    }
-    match (flags & 0x000f) as u8 {
-        0 => {}
-        3 => return Ok(Some(Answer::NoSuchName)),
-        rcode => return Ok(Some(Answer::Failed(rcode))),
-    }
-    reader.skip(question.len())?;
-    let qtype = u16::from_be_bytes([question[question.len() - 4], question[question.len() - 3]]);
-    let mut addresses = Vec::new();
-    // The answer section holds any CNAME chain and then the target's addresses; like musl,
-    // every address of the asked type in it is taken.
-    for _ in 0..answers {
-        reader.skip_name()?;
-        let rtype = reader.u16()?;
-        let class = reader.u16()?;
-        reader.skip(4)?; // TTL: nothing is kept, so it does not matter
-        let length = usize::from(reader.u16()?);
-        let data = reader.take(length)?;
-        match (rtype, class, data.len()) {
-            (A, IN, 4) if qtype == A => {
-                addresses.push(IpAddr::from(<[u8; 4]>::try_from(data).expect("4 bytes")));
-            }
-            (AAAA, IN, 16) if qtype == AAAA => {
-                addresses.push(IpAddr::from(<[u8; 16]>::try_from(data).expect("16 bytes")));
-            }
-            _ => {}
+        // Name comparison is case-insensitive (0x20 randomisation is still the same question).
+        let echoed = Query::read(&mut decoder).map_err(malformed)?;
+        if echoed != self.query {
+            return Ok(None);
         }
-    }
-    Ok(Some(if addresses.is_empty() {
-        Answer::NoData
-    } else {
-        Answer::Addresses(addresses)
-    }))
-}
-
-/// A cursor over a message; running past its end is a malformed message, never a panic.
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, count: usize) -> Result<&'a [u8], String> {
-        let end = self
-            .at
-            .checked_add(count)
-            .filter(|end| *end <= self.bytes.len());
-        let end = end.ok_or("malformed DNS answer (too short)")?;
-        let taken = &self.bytes[self.at..end];
-        self.at = end;
-        Ok(taken)
-    }
-
-    fn skip(&mut self, count: usize) -> Result<(), String> {
-        self.take(count).map(drop)
-    }
-
-    fn u16(&mut self) -> Result<u16, String> {
-        let bytes = self.take(2)?;
-        Ok(u16::from_be_bytes([bytes[0], bytes[1]]))
-    }
-
-    /// Skips a name: labels up to the root, or up to a compression pointer (which ends it).
-    fn skip_name(&mut self) -> Result<(), String> {
-        loop {
-            let length = self.take(1)?[0];
-            match length {
-                0 => return Ok(()),
-                1..=63 => self.skip(usize::from(length))?,
-                0xc0..=0xff => return self.skip(1),
-                _ => return Err("malformed DNS answer (bad label)".into()),
-            }
+        // A truncated answer is read no further: whatever was cut off is asked again over TCP.
+        if header.metadata.truncation {
+            return Ok(Some(Answer::Truncated));
         }
+        match header.metadata.response_code {
+            ResponseCode::NoError => {}
+            ResponseCode::NXDomain => return Ok(Some(Answer::NoSuchName)),
+            rcode => return Ok(Some(Answer::Failed(rcode.into()))),
+        }
+        let (records, _, _) = Message::read_records(
+            &mut decoder,
+            usize::from(header.counts.answers),
+            false,
+            header.metadata.op_code,
+        )
+        .map_err(malformed)?;
+        // The answer section holds any CNAME chain and then the target's addresses; like musl,
+        // every address of the asked type in it is taken.
+        let asked = self.query.query_type();
+        let addresses: Vec<IpAddr> = records
+            .into_iter()
+            .filter(|record| record.dns_class == DNSClass::IN)
+            .filter_map(|record| match record.data {
+                RData::A(a) if asked == A => Some(IpAddr::V4(a.0)),
+                RData::AAAA(aaaa) if asked == AAAA => Some(IpAddr::V6(aaaa.0)),
+                _ => None,
+            })
+            .collect();
+        Ok(Some(if addresses.is_empty() {
+            Answer::NoData
+        } else {
+            Answer::Addresses(addresses)
+        }))
     }
 }
 
@@ -156,11 +122,20 @@ impl<'a> Reader<'a> {
 mod tests {
     use super::*;
 
-    /// A response to `query`: header flags, then answer records (name as a pointer to the
-    /// question, type, data).
+    /// Record type CNAME.
+    const CNAME: u16 = 5;
+    /// Header flag: the answer did not fit.
+    const TC: u16 = 0x0200;
+
+    fn question(id: u16, name: &str, qtype: RecordType) -> Question {
+        Question::new(id, name, qtype).unwrap()
+    }
+
+    /// A response to `query`, built by hand so the crate is tested against independent bytes:
+    /// header flags, then answer records (name as a pointer to the question, type, data).
     fn response(query: &[u8], flags: u16, records: &[(u16, &[u8])]) -> Vec<u8> {
         let mut message = query[..2].to_vec();
-        message.extend_from_slice(&(flags | QR).to_be_bytes());
+        message.extend_from_slice(&(flags | 0x8000).to_be_bytes());
         message.extend_from_slice(&[0, 1]);
         message.extend_from_slice(&(records.len() as u16).to_be_bytes());
         message.extend_from_slice(&[0, 0, 0, 0]);
@@ -168,8 +143,7 @@ mod tests {
         for (rtype, data) in records {
             message.extend_from_slice(&[0xc0, 12]);
             message.extend_from_slice(&rtype.to_be_bytes());
-            message.extend_from_slice(&IN.to_be_bytes());
-            message.extend_from_slice(&[0, 0, 0, 30]);
+            message.extend_from_slice(&[0, 1, 0, 0, 0, 30]); // class IN, TTL 30
             message.extend_from_slice(&(data.len() as u16).to_be_bytes());
             message.extend_from_slice(data);
         }
@@ -178,96 +152,110 @@ mod tests {
 
     #[test]
     fn queries_encode_as_rfc_1035() {
-        let q = query(0x1234, "web.default", A).unwrap();
+        let q = question(0x1234, "web.default", A);
         assert_eq!(
-            q,
+            q.wire(),
             [
                 0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0, 3, b'w', b'e', b'b', 7, b'd', b'e',
                 b'f', b'a', b'u', b'l', b't', 0, 0, 1, 0, 1
             ]
         );
-        assert!(query(1, "a..b", A).is_err());
-        assert!(query(1, &"x".repeat(64), A).is_err());
+        assert_eq!(question(1, "web", AAAA).wire()[16..], [0, 0, 28, 0, 1]);
+        assert!(Question::new(1, "a..b", A).is_err());
+        assert!(Question::new(1, &"x".repeat(64), A).is_err());
         let long = vec!["abcdefghij"; 25].join(".");
-        assert!(query(1, &long, A).is_err());
+        assert!(Question::new(1, &long, A).is_err());
     }
 
     #[test]
     fn addresses_are_read_past_a_cname_chain() {
-        let q = query(7, "web", A).unwrap();
+        let q = question(7, "web", A);
         let cname = [3, b'w', b'w', b'w', 0xc0, 12];
         let r = response(
-            &q,
+            q.wire(),
             0,
-            &[(5, &cname), (A, &[10, 0, 0, 1]), (A, &[10, 0, 0, 2])],
+            &[(CNAME, &cname), (1, &[10, 0, 0, 1]), (1, &[10, 0, 0, 2])],
         );
         assert_eq!(
-            parse(&q, &r),
+            q.answer(&r),
             Ok(Some(Answer::Addresses(vec![
                 "10.0.0.1".parse().unwrap(),
                 "10.0.0.2".parse().unwrap()
             ])))
         );
-        let q6 = query(8, "web", AAAA).unwrap();
+        let q6 = question(8, "web", AAAA);
         let mut v6 = [0u8; 16];
         v6[15] = 1;
-        let r = response(&q6, 0, &[(AAAA, &v6), (A, &[10, 0, 0, 1])]);
+        let r = response(q6.wire(), 0, &[(28, &v6), (1, &[10, 0, 0, 1])]);
         assert_eq!(
-            parse(&q6, &r),
+            q6.answer(&r),
             Ok(Some(Answer::Addresses(vec!["::1".parse().unwrap()])))
         );
     }
 
     #[test]
     fn negative_and_failed_answers_are_told_apart() {
-        let q = query(9, "missing", A).unwrap();
-        assert_eq!(
-            parse(&q, &response(&q, 3, &[])),
-            Ok(Some(Answer::NoSuchName))
-        );
-        assert_eq!(parse(&q, &response(&q, 0, &[])), Ok(Some(Answer::NoData)));
-        assert_eq!(
-            parse(&q, &response(&q, 2, &[])),
-            Ok(Some(Answer::Failed(2)))
-        );
-        assert_eq!(
-            parse(&q, &response(&q, 5, &[])),
-            Ok(Some(Answer::Failed(5)))
-        );
-        assert_eq!(
-            parse(&q, &response(&q, TC, &[])),
-            Ok(Some(Answer::Truncated))
-        );
+        let q = question(9, "missing", A);
+        let w = q.wire();
+        assert_eq!(q.answer(&response(w, 3, &[])), Ok(Some(Answer::NoSuchName)));
+        assert_eq!(q.answer(&response(w, 0, &[])), Ok(Some(Answer::NoData)));
+        assert_eq!(q.answer(&response(w, 2, &[])), Ok(Some(Answer::Failed(2))));
+        assert_eq!(q.answer(&response(w, 5, &[])), Ok(Some(Answer::Failed(5))));
+        assert_eq!(q.answer(&response(w, TC, &[])), Ok(Some(Answer::Truncated)));
+        // A truncated answer may be cut anywhere after the question: still "ask over TCP".
+        let mut cut = response(w, TC, &[(1, &[10, 0, 0, 1])]);
+        cut.truncate(cut.len() - 3);
+        assert_eq!(q.answer(&cut), Ok(Some(Answer::Truncated)));
     }
 
     #[test]
     fn answers_to_other_queries_are_ignored() {
-        let q = query(10, "web", A).unwrap();
-        let other_id = query(11, "web", A).unwrap();
-        assert_eq!(parse(&q, &response(&other_id, 0, &[])), Ok(None));
-        let other_name = query(10, "wex", A).unwrap();
-        assert_eq!(parse(&q, &response(&other_name, 0, &[])), Ok(None));
-        let mut not_a_response = response(&q, 0, &[]);
+        let q = question(10, "web", A);
+        let other_id = question(11, "web", A);
+        assert_eq!(q.answer(&response(other_id.wire(), 0, &[])), Ok(None));
+        let other_name = question(10, "wex", A);
+        assert_eq!(q.answer(&response(other_name.wire(), 0, &[])), Ok(None));
+        let other_type = question(10, "web", AAAA);
+        assert_eq!(q.answer(&response(other_type.wire(), 0, &[])), Ok(None));
+        let mut not_a_response = response(q.wire(), 0, &[]);
         not_a_response[2] &= 0x7f;
-        assert_eq!(parse(&q, &not_a_response), Ok(None));
+        assert_eq!(q.answer(&not_a_response), Ok(None));
         // Case may differ (0x20 randomisation): still the same question.
-        let upper = query(10, "WEB", A).unwrap();
+        let upper = question(10, "WEB", A);
         assert_eq!(
-            parse(&q, &response(&upper, 0, &[])),
+            q.answer(&response(upper.wire(), 0, &[])),
             Ok(Some(Answer::NoData))
         );
     }
 
     #[test]
+    fn records_of_another_type_or_class_are_not_addresses() {
+        let q = question(13, "web", A);
+        let mut chaos = response(q.wire(), 0, &[(1, &[10, 0, 0, 1])]);
+        let class_at = chaos.len() - 4 - 2 - 4 - 2;
+        chaos[class_at..class_at + 2].copy_from_slice(&[0, 3]);
+        assert_eq!(q.answer(&chaos), Ok(Some(Answer::NoData)));
+        let mut v6 = [0u8; 16];
+        v6[15] = 1;
+        let r = response(q.wire(), 0, &[(28, &v6)]);
+        assert_eq!(q.answer(&r), Ok(Some(Answer::NoData)));
+    }
+
+    #[test]
     fn malformed_answers_are_errors_not_panics() {
-        let q = query(12, "web", A).unwrap();
-        let full = response(&q, 0, &[(A, &[10, 0, 0, 1])]);
+        let q = question(12, "web", A);
+        let full = response(q.wire(), 0, &[(1, &[10, 0, 0, 1])]);
         for cut in 0..full.len() {
-            let _ = parse(&q, &full[..cut]);
+            let _ = q.answer(&full[..cut]);
         }
-        assert!(parse(&q, &full[..full.len() - 1]).is_err());
+        assert!(q.answer(&full[..full.len() - 1]).is_err());
         let mut bad_label = full.clone();
-        bad_label[q.len()] = 0x80;
-        assert!(parse(&q, &bad_label).is_err());
+        bad_label[q.wire().len()] = 0x80;
+        assert!(q.answer(&bad_label).is_err());
+        // A compression pointer that points at itself must not loop.
+        let mut looping = full.clone();
+        let at = q.wire().len();
+        looping[at..at + 2].copy_from_slice(&[0xc0, at as u8]);
+        assert!(q.answer(&looping).is_err());
     }
 }
