@@ -39,7 +39,9 @@ pub async fn check(target: &HttpTarget, context: &Context) -> Result<(), Reason>
         return match &options.matcher {
             Some(matcher) if options.method == HttpMethod::Get => {
                 let body = read_body(response.into_body()).await?;
-                if matcher.is_match(&body) {
+                // A regex over a hostile megabyte can take seconds: keep it off the timers' thread.
+                let judge = matcher.clone();
+                if super::offload::run(move || judge.is_match(&body)).await? {
                     Ok(())
                 } else {
                     Err(matcher.failure("body"))

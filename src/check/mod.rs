@@ -4,6 +4,7 @@
 pub mod file;
 mod grpc;
 pub mod http;
+mod offload;
 mod tcp;
 mod unix;
 
@@ -123,11 +124,14 @@ impl Condition for Check {
     }
 
     async fn attempt(&self) -> Result<(), Reason> {
-        let options = &self.context.options;
         match &self.target.kind {
             Kind::Tcp(endpoint) => tcp::check(endpoint).await,
             Kind::Http(target) => http::check(target, &self.context).await,
-            Kind::File(path) => file::check(path, options.matcher.as_ref()),
+            Kind::File(path) => {
+                // Off the runtime's thread: a stale mount or a slow regex must not stall timers.
+                let (path, context) = (path.clone(), self.context.clone());
+                offload::run(move || file::check(&path, context.options.matcher.as_ref())).await?
+            }
             Kind::Unix(path) => unix::check(path).await,
             Kind::Grpc(target) => grpc::check(target, &self.context).await,
         }

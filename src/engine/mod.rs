@@ -89,6 +89,9 @@ pub struct Report {
 struct Progress {
     ready: bool,
     last_error: Option<Reason>,
+    /// `last_error` only says an attempt timed out: an attempt cut by the deadline may replace
+    /// it, but not a concrete failure such as `connection reset` or `status 503`.
+    last_error_is_timeout: bool,
     /// When the attempt now in flight started, if one is.
     in_flight: Option<Instant>,
 }
@@ -99,6 +102,8 @@ enum Event {
     Started,
     /// An attempt ended; with the reason when it missed the goal.
     Ended(Option<Reason>),
+    /// An attempt ran out of time without an answer; the reason says for how long.
+    TimedOut(Reason),
 }
 
 /// Runs every condition until the policy's goal is met or the deadline passes. `names` label
@@ -126,7 +131,13 @@ pub async fn run<C: Condition>(conditions: Vec<C>, names: &[String], policy: &Po
                         progress.in_flight = None;
                         if reason.is_some() {
                             progress.last_error = reason;
+                            progress.last_error_is_timeout = false;
                         }
+                    }
+                    Event::TimedOut(reason) => {
+                        progress.in_flight = None;
+                        progress.last_error = Some(reason);
+                        progress.last_error_is_timeout = true;
                     }
                 }
             })
@@ -209,9 +220,9 @@ async fn target_loop<C: Condition>(
             None => policy.attempt_timeout,
         };
         record(Event::Started);
-        let outcome = match timeout(bound, condition.attempt()).await {
-            Ok(outcome) => outcome,
-            Err(_) => Err(format!("no answer within {}", humanize(bound))),
+        let (outcome, timed_out) = match timeout(bound, condition.attempt()).await {
+            Ok(outcome) => (outcome, false),
+            Err(_) => (Err(format!("no answer within {}", humanize(bound))), true),
         };
         attempts += 1;
         let good = match (outcome, policy.invert) {
@@ -231,7 +242,10 @@ async fn target_loop<C: Condition>(
             }
             (Err(reason), false) => {
                 tracing::debug!("{name}: attempt {attempts}: {reason}");
-                record(Event::Ended(Some(reason)));
+                record(match timed_out {
+                    true => Event::TimedOut(reason),
+                    false => Event::Ended(Some(reason)),
+                });
                 false
             }
         };
@@ -256,11 +270,16 @@ async fn target_loop<C: Condition>(
     }
 }
 
-/// At the deadline, an attempt still in flight is the reason its target is not ready.
+/// At the deadline, an attempt still in flight is the reason its target is not ready, unless
+/// an earlier attempt failed for a concrete reason: a peer that resets every connection is
+/// reported as `connection reset`, not as the unfinished last attempt's `no answer within 30ms`.
 fn note_attempts_cut_by_deadline(shared: &Mutex<Vec<Progress>>) {
     for progress in shared.lock().expect("progress lock").iter_mut() {
         if let Some(started) = progress.in_flight.take() {
-            progress.last_error = Some(format!("no answer within {}", humanize(started.elapsed())));
+            if progress.last_error.is_none() || progress.last_error_is_timeout {
+                progress.last_error =
+                    Some(format!("no answer within {}", humanize(started.elapsed())));
+            }
         }
     }
 }

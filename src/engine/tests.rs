@@ -153,6 +153,28 @@ async fn attempt_timeout_is_clipped_to_the_deadline() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_concrete_failure_outlives_the_attempt_cut_by_the_deadline() {
+    // Every attempt fails after 100ms; the one in flight at the deadline has no verdict yet.
+    let mut condition = Scripted::new(None);
+    condition.takes = 100 * MS;
+    let policy = Policy {
+        deadline: Some(Duration::from_millis(1050)),
+        max_interval: 10 * MS,
+        ..defaults()
+    };
+    let report = run(vec![condition.clone()], &names(1), &policy).await;
+    let times = condition.attempt_times();
+    assert!(
+        *times.last().unwrap() > Duration::from_millis(950),
+        "{times:?}"
+    );
+    assert_eq!(
+        report.targets[0].last_error.as_deref(),
+        Some("connection refused")
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn success_threshold_needs_consecutive_successes() {
     // Up from 1s, down again from 1.015s, up for good from 1.5s: the first streak breaks.
     let mut flapping = Scripted::new(Some(Duration::from_secs(1)));

@@ -7,6 +7,7 @@ mod cli;
 mod dns;
 mod examples;
 mod grpc;
+mod hostile;
 mod install;
 mod on_exit;
 mod real_servers;

@@ -7,10 +7,13 @@ pub mod daemon;
 pub mod etcd;
 pub mod grpc;
 pub mod http;
+pub mod measure;
 pub mod nginx;
 pub mod pod;
+pub mod raw;
 pub mod redis;
 pub mod run;
+pub mod trailerless;
 
 pub use run::readygate;
 

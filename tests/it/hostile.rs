@@ -1,0 +1,268 @@
+//! Hostile and broken peers: each one gets `wait --timeout 2s --attempt-timeout 500ms`, which
+//! must end with status 1 at the deadline (not before, not long after), name what went wrong,
+//! and stay small in memory however much the peer sends.
+
+use std::time::Duration;
+
+use crate::support::trailerless::TrailerlessGrpc;
+use crate::support::http::{Answer, HttpServer};
+use crate::support::measure::{measured, Measured};
+use crate::support::raw::{self, HangUpSocket, Peer, ShapeShifter};
+use crate::support::{readygate, TempDir};
+
+/// The deadline every hostile wait is given.
+const DEADLINE: Duration = Duration::from_secs(2);
+/// How far past the deadline a run may end on this shared, noisy machine (process start,
+/// scheduling); the benchmark `bench/hostile.sh` records the real overruns.
+const MARGIN: Duration = Duration::from_millis(1500);
+/// The memory bound of the issue, in MiB (the debug build is measured here: the release
+/// binary is smaller).
+const MEMORY_MIB: u64 = 20;
+
+/// `readygate wait --timeout 2s --attempt-timeout 500ms EXTRA... TARGET`, measured.
+fn hostile_wait(target: &str, extra: &[&str]) -> Measured {
+    let mut args = vec!["wait", "--timeout", "2s", "--attempt-timeout", "500ms"];
+    args.extend_from_slice(extra);
+    args.push(target);
+    measured(&mut readygate(&args))
+}
+
+/// The bounds every hostile run must keep, and the words its reason must contain.
+#[track_caller]
+fn expect_bounded_failure(run: &Measured, target: &str, words: &[&str]) {
+    let outcome = &run.outcome;
+    outcome
+        .expect_code(1)
+        .expect_slower_than(DEADLINE)
+        .expect_faster_than(DEADLINE + MARGIN);
+    run.expect_memory_under(MEMORY_MIB);
+    let failure = outcome
+        .stderr
+        .lines()
+        .find(|line| line.contains("ERROR") && line.contains(target))
+        .unwrap_or_else(|| panic!("no failure line naming {target}: {outcome:#?}"));
+    for word in words {
+        assert!(
+            failure.contains(word),
+            "failure line lacks {word:?}: {failure}"
+        );
+    }
+    eprintln!(
+        "{target}: {:?} ({:?} over), peak {} KiB: {failure}",
+        outcome.elapsed,
+        outcome.elapsed.saturating_sub(DEADLINE),
+        run.peak_kib
+    );
+}
+
+#[test]
+fn a_server_that_accepts_and_never_answers() {
+    let peer = Peer::start(raw::silent);
+    let url = peer.url("http", "/ready");
+    let run = hostile_wait(&url, &[]);
+    expect_bounded_failure(&run, &url, &["no answer within"]);
+    assert!(peer.accepted() >= 3, "one fresh connection per attempt");
+
+    let target = peer.url("tcp", "");
+    let probe = measured(&mut readygate([
+        "probe",
+        "--attempt-timeout",
+        "500ms",
+        &url,
+        &target,
+    ]));
+    probe
+        .outcome
+        .expect_code(1)
+        .expect_faster_than(Duration::from_millis(500) + MARGIN)
+        .expect_stdout(&format!("{url}: no answer within 500ms"));
+    assert!(
+        !probe.outcome.stdout.contains(&target),
+        "a TCP target is ready once connected: {:#?}",
+        probe.outcome
+    );
+}
+
+#[test]
+fn a_server_that_drips_its_headers_a_byte_a_second() {
+    let peer = Peer::start(raw::drip_headers);
+    let url = peer.url("http", "/");
+    expect_bounded_failure(&hostile_wait(&url, &[]), &url, &["no answer within"]);
+    assert!(peer.accepted() >= 3);
+}
+
+#[test]
+fn a_server_that_sends_an_endless_body() {
+    let peer = Peer::start(raw::endless_body);
+    let url = peer.url("http", "/");
+    let run = hostile_wait(&url, &["--contains", "ready"]);
+    expect_bounded_failure(&run, &url, &["body did not contain \"ready\""]);
+    // Every attempt reads at most 1 MiB and lets go: many attempts, each cut short.
+    assert!(peer.accepted() >= 3, "{} attempts", peer.accepted());
+}
+
+#[test]
+fn a_server_that_resets_the_connection_mid_response() {
+    let peer = Peer::start(raw::reset_in_head);
+    let url = peer.url("http", "/head");
+    expect_bounded_failure(&hostile_wait(&url, &[]), &url, &["reset"]);
+    assert!(peer.accepted() >= 3);
+
+    let peer = Peer::start(raw::reset_in_body);
+    let url = peer.url("http", "/body");
+    let run = hostile_wait(&url, &["--contains", "ready"]);
+    expect_bounded_failure(&run, &url, &["reading body", "reset"]);
+    assert!(peer.accepted() >= 3);
+}
+
+#[test]
+fn a_server_that_sends_a_1_mib_header() {
+    let peer = Peer::start(raw::huge_header);
+    let url = peer.url("http", "/");
+    expect_bounded_failure(&hostile_wait(&url, &[]), &url, &["too large"]);
+
+    let peer = Peer::start(raw::header_flood);
+    let url = peer.url("http", "/flood");
+    expect_bounded_failure(&hostile_wait(&url, &[]), &url, &["too large"]);
+}
+
+#[test]
+fn a_redirect_loop() {
+    let server = HttpServer::start(|seen, _| match seen.path.as_str() {
+        "/ping" => Answer::status(302).header("location", "/pong"),
+        _ => Answer::status(307).header("location", "/ping"),
+    });
+    let url = server.url("/ping");
+    let run = hostile_wait(&url, &[]);
+    expect_bounded_failure(&run, &url, &["stopped after 10 redirects"]);
+    assert!(server.hits() >= 22, "{} requests", server.hits());
+}
+
+#[test]
+fn a_tls_listener_that_never_finishes_the_handshake() {
+    let peer = Peer::start(raw::silent);
+    let url = peer.url("https", "/ready");
+    expect_bounded_failure(
+        &hostile_wait(&url, &["--insecure"]),
+        &url,
+        &["no answer within"],
+    );
+    assert!(peer.accepted() >= 3);
+    let target = peer.url("grpcs", "");
+    expect_bounded_failure(
+        &hostile_wait(&target, &["--insecure"]),
+        &target,
+        &["no answer within"],
+    );
+}
+
+#[test]
+fn a_grpc_server_that_never_sends_trailers() {
+    let server = TrailerlessGrpc::start();
+    let target = format!("grpc://{}/app", server.addr);
+    expect_bounded_failure(&hostile_wait(&target, &[]), &target, &["no answer within"]);
+    assert!(server.calls() >= 3, "{} calls", server.calls());
+}
+
+#[test]
+fn a_unix_socket_whose_peer_closes_at_once() {
+    let dir = TempDir::new();
+    let socket = HangUpSocket::start(&dir.join("app.sock"));
+    let path = socket.path.to_str().unwrap();
+    let url = "http://app.local/ready";
+    expect_bounded_failure(
+        &hostile_wait(url, &["--unix-socket", path]),
+        url,
+        &["connection closed"],
+    );
+    assert!(socket.accepted() >= 3);
+    // For a `unix://` target a connection is all that is asked: it is ready at once.
+    readygate(["wait", "-t", "2s", &format!("unix://{path}")])
+        .output()
+        .map(|o| assert_eq!(o.status.code(), Some(0), "{o:?}"))
+        .unwrap();
+}
+
+#[test]
+fn a_file_replaced_truncated_and_turned_into_a_folder_while_read() {
+    let dir = TempDir::new();
+    let path = dir.join("state");
+    let shifter = ShapeShifter::start(&path);
+    let target = format!("file://{}", path.display());
+    let run = hostile_wait(&target, &["--contains", "serving"]);
+    let changes = shifter.changes();
+    drop(shifter);
+    let outcome = &run.outcome;
+    outcome
+        .expect_code(1)
+        .expect_slower_than(DEADLINE)
+        .expect_faster_than(DEADLINE + MARGIN);
+    run.expect_memory_under(MEMORY_MIB);
+    let reasons = [
+        "did not contain \"serving\"",
+        "is a directory",
+        "not a regular file",
+        "no such file",
+    ];
+    assert!(
+        reasons.iter().any(|r| outcome.stderr.contains(r)),
+        "{outcome:#?}"
+    );
+    assert!(changes > 100, "the file changed only {changes} times");
+}
+
+#[test]
+fn files_that_are_endless_huge_or_never_written() {
+    let dir = TempDir::new();
+    // A FIFO nobody writes to: opening it for reading must not block the wait.
+    let fifo = dir.join("fifo");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+    let target = format!("file://{}", fifo.display());
+    expect_bounded_failure(
+        &hostile_wait(&target, &["--contains", "ready"]),
+        &target,
+        &["not a regular file"],
+    );
+    // An endless device.
+    expect_bounded_failure(
+        &hostile_wait("/dev/zero", &["--contains", "ready"]),
+        "/dev/zero",
+        &["not a regular file"],
+    );
+    // A 4 GiB (sparse) file: only its first MiB is ever read.
+    let huge = dir.join("huge");
+    std::fs::File::create(&huge)
+        .and_then(|f| f.set_len(4 << 30))
+        .unwrap();
+    let target = huge.to_str().unwrap();
+    expect_bounded_failure(
+        &hostile_wait(target, &["--matches", "ready$"]),
+        target,
+        &["content did not match"],
+    );
+}
+
+/// A regex that takes seconds over a megabyte of word characters (even in a release build).
+const SLOW_REGEX: &str = r"(\w+\s*){1,20}READY";
+
+#[test]
+fn a_slow_regex_over_a_hostile_body_or_file_does_not_stall_the_deadline() {
+    let peer = Peer::start(raw::endless_body);
+    let url = peer.url("http", "/");
+    expect_bounded_failure(
+        &hostile_wait(&url, &["--matches", SLOW_REGEX]),
+        &url,
+        &["no answer within"],
+    );
+    let dir = TempDir::new();
+    let path = dir.join("words");
+    std::fs::write(&path, vec![b'x'; 1 << 20]).unwrap();
+    let target = path.to_str().unwrap();
+    expect_bounded_failure(
+        &hostile_wait(target, &["--matches", SLOW_REGEX]),
+        target,
+        &["no answer within"],
+    );
+}

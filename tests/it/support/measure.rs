@@ -1,0 +1,68 @@
+//! Running the binary and measuring what it cost: wall time and peak resident memory, read
+//! from the kernel's own account of the finished process (`ru_maxrss`, as GNU time reports
+//! it), which needs no sampling and cannot miss a short peak.
+
+use std::process::{Command, Stdio};
+
+use super::run::{finish, Outcome, RunExt};
+
+/// One measured run.
+#[derive(Debug)]
+pub struct Measured {
+    /// Status, output, wall time.
+    pub outcome: Outcome,
+    /// Peak resident set size of the process, in KiB.
+    pub peak_kib: u64,
+}
+
+impl Measured {
+    /// Panics unless the peak resident memory stayed under `mib` MiB.
+    #[track_caller]
+    pub fn expect_memory_under(&self, mib: u64) -> &Self {
+        assert!(
+            self.peak_kib < mib * 1024,
+            "peak memory {} KiB, limit {mib} MiB: {:#?}",
+            self.peak_kib,
+            self.outcome
+        );
+        self
+    }
+}
+
+/// GNU time: it forks the measured process from its own small image, so the kernel's peak
+/// figure is readygate's alone (a child forked straight from this large test process would
+/// inherit the test's peak in `ru_maxrss` across `exec`).
+const TIME: &str = "/usr/bin/time";
+
+/// Runs `command` to completion under [`TIME`], collecting its output, wall time and peak memory.
+pub fn measured(command: &mut Command) -> Measured {
+    assert!(
+        std::path::Path::new(TIME).exists(),
+        "{TIME} is missing: run scripts/install-test-deps.sh (Debian package `time`)"
+    );
+    let report = super::TempDir::new();
+    let report_file = report.join("peak");
+    let mut timed = Command::new(TIME);
+    timed
+        .args(["--format", "%M", "--output"])
+        .arg(&report_file)
+        .arg(command.get_program())
+        .args(command.get_args())
+        .stdin(Stdio::null());
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(value) => timed.env(key, value),
+            None => timed.env_remove(key),
+        };
+    }
+    let (child, started) = timed.spawn_captured();
+    let outcome = finish(child, started);
+    let written = std::fs::read_to_string(&report_file).expect("time's report");
+    // The last line is %M; a line before it may say "Command exited with non-zero status 1".
+    let peak_kib = written
+        .lines()
+        .last()
+        .and_then(|line| line.trim().parse().ok())
+        .unwrap_or_else(|| panic!("unexpected report from {TIME}: {written:?}"));
+    Measured { outcome, peak_kib }
+}
