@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::duration::parse_duration;
-use crate::header::Header;
+use crate::header::{Header, HeaderParser};
 use crate::matcher::Matcher;
 use crate::status::StatusRanges;
 
@@ -19,7 +19,9 @@ use crate::status::StatusRanges;
     version,
     about = "Make Kubernetes workloads start in the right order: wait until TCP ports, HTTP \
              endpoints, files, Unix sockets and gRPC services are ready.",
-    disable_help_subcommand = true
+    disable_help_subcommand = true,
+    // Without a command, say so in one line rather than print the help as an error.
+    arg_required_else_help = false
 )]
 pub struct Cli {
     /// The command to run.
@@ -38,7 +40,7 @@ pub enum Command {
     /// Copy this executable to DIR/readygate (mode 0755, atomically).
     Install(InstallArgs),
     /// The run-time handshake for one sidecar that works with and without built-in sidecars.
-    #[command(subcommand)]
+    #[command(subcommand, arg_required_else_help = false)]
     Sidecar(SidecarCommand),
 }
 
@@ -120,7 +122,7 @@ pub struct CommonArgs {
 
     /// Extra HTTP request header "Name: value", repeatable; Host: overrides the host header.
     #[arg(short = 'H', long = "header", env = "READYGATE_HEADER", value_name = "HEADER",
-          value_parser = Header::parse)]
+          value_parser = HeaderParser)]
     pub headers: Vec<Header>,
 
     /// HTTP method.

@@ -2,7 +2,7 @@
 //! its PID, signals and exit status are COMMAND's own.
 
 use std::ffi::{OsStr, OsString};
-use std::io::{self, ErrorKind};
+use std::io::{self, ErrorKind, Write};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
@@ -12,19 +12,26 @@ use crate::exit::Exit;
 pub fn exec(command: &[OsString]) -> Exit {
     let (program, args) = command.split_first().expect("a command was given");
     let err = Command::new(program).args(args).exec();
+    // std resets SIGPIPE to its default for the new program; the exec failed, so ignore it
+    // again, or the message below would kill readygate (not exit 126/127) on a closed stderr.
+    // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     cannot_run(program, &err)
 }
 
 /// Says why `program` could not be started (by exec or as a child) and picks 127 or 126.
 pub fn cannot_run(program: &OsStr, err: &io::Error) -> Exit {
     let shown = crate::redact::quoted(&program.to_string_lossy());
+    // Not eprintln!, which panics (status 101) when stderr is a closed pipe.
+    let mut stderr = std::io::stderr();
     match err.kind() {
         ErrorKind::NotFound => {
-            eprintln!("readygate: cannot run {shown}: command not found");
+            let _ = writeln!(stderr, "readygate: cannot run {shown}: command not found");
             Exit::CommandNotFound
         }
         _ => {
-            eprintln!(
+            let _ = writeln!(
+                stderr,
                 "readygate: cannot run {shown}: {}",
                 crate::transport::describe_io(err)
             );

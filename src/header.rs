@@ -48,6 +48,36 @@ impl Header {
     }
 }
 
+/// The clap value parser of `-H`/`READYGATE_HEADER`. clap's own wrapper around a parse function
+/// quotes the raw value in its error (`invalid value 'Authorization: …' for '--header'`),
+/// which would print a secret; this one reports only [`Header::parse`]'s redacted message.
+#[derive(Debug, Clone, Copy)]
+pub struct HeaderParser;
+
+impl clap::builder::TypedValueParser for HeaderParser {
+    type Value = Header;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Header, clap::Error> {
+        let option = arg.map_or_else(|| "--header".to_string(), ToString::to_string);
+        let fail = |message: String| {
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("invalid value for '{option}': {message}\n"),
+            )
+            .with_cmd(cmd)
+        };
+        let text = value
+            .to_str()
+            .ok_or_else(|| fail("invalid UTF-8".to_string()))?;
+        Header::parse(text).map_err(fail)
+    }
+}
+
 /// Whether a header with this (lower-case) name carries a secret.
 pub fn is_secret(name: &str) -> bool {
     SECRET_HEADERS.iter().any(|s| name.eq_ignore_ascii_case(s))

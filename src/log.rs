@@ -20,7 +20,11 @@ pub fn init(settings: LogSettings) {
         .with_writer(std::io::stderr)
         .with_max_level(level)
         .with_target(false)
-        .with_ansi(false);
+        .with_ansi(false)
+        // A log line that cannot be written (stderr's reader went away) is dropped: the
+        // subscriber's own complaint would go to the same broken stderr via eprintln!, which
+        // panics on EPIPE.
+        .log_internal_errors(false);
     let _ = match settings.format {
         LogFormat::Text => builder.finish().with(filter).try_init(),
         LogFormat::Json => builder.json().finish().with(filter).try_init(),

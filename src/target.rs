@@ -142,6 +142,10 @@ fn parse_host_port(text: &str) -> Result<Endpoint, String> {
         let port = after
             .strip_prefix(':')
             .ok_or("missing port (expected [IPV6]:PORT)")?;
+        // Brackets are for IPv6 literals only, never a name to resolve.
+        if host.parse::<std::net::Ipv6Addr>().is_err() {
+            return Err(format!("invalid IPv6 address {}", quoted(host)));
+        }
         (host, port)
     } else {
         let (host, port) = text
@@ -208,6 +212,9 @@ fn parse_http(text: &str, tls: bool) -> Result<HttpTarget, String> {
         .strip_prefix('[')
         .and_then(|h| h.strip_suffix(']'))
         .unwrap_or(host_text);
+    if host.len() != host_text.len() && host.parse::<std::net::Ipv6Addr>().is_err() {
+        return Err(format!("invalid IPv6 address {}", quoted(host)));
+    }
     let written = authority.as_str().rsplit('@').next().unwrap_or_default();
     let port_text = match written.strip_prefix('[') {
         Some(v6) => v6
@@ -384,10 +391,13 @@ mod tests {
             ("localhost:http", "invalid port"),
             ("::1:80", "brackets"),
             ("[::1:80", "unclosed"),
+            ("[zz]:80", "invalid IPv6 address \"zz\""),
+            ("[127.0.0.1]:80", "invalid IPv6 address"),
             ("ftp://x:1", "unknown scheme"),
             ("file://relative", "absolute path"),
             ("http://", "invalid URL"),
             ("http://host:99999/", "invalid port"),
+            ("http://[127.0.0.1]/", "invalid IPv6 address"),
             ("bad host:80", "invalid host name"),
             ("", "empty"),
             ("a\nb:1", "control characters"),

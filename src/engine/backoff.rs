@@ -30,7 +30,7 @@ impl Backoff {
     /// The next delay: uniform in `[base/2, base]`, after which `base` doubles up to the cap.
     pub fn next_delay(&mut self) -> Duration {
         let base = self.base;
-        self.base = (base * 2).min(self.max);
+        self.base = base.saturating_mul(2).min(self.max);
         let half = base / 2;
         let spread = (base - half).as_nanos() as u64;
         half + Duration::from_nanos(self.rng.u64(0..=spread))

@@ -111,7 +111,8 @@ enum Event {
 pub async fn run<C: Condition>(conditions: Vec<C>, names: &[String], policy: &Policy) -> Report {
     assert_eq!(conditions.len(), names.len(), "one name per condition");
     let start = Instant::now();
-    let deadline = policy.deadline.map(|d| start + d);
+    // A deadline the clock cannot represent (hundreds of billions of years) is no deadline.
+    let deadline = policy.deadline.and_then(|d| start.checked_add(d));
     let shared: Arc<Mutex<Vec<Progress>>> =
         Arc::new(Mutex::new(vec![Progress::default(); conditions.len()]));
     let mut tasks = JoinSet::new();

@@ -3,6 +3,7 @@
 
 mod support;
 
+mod bad_input;
 mod cli;
 mod dns;
 mod examples;
@@ -12,6 +13,7 @@ mod install;
 mod on_exit;
 mod real_servers;
 mod sidecar;
+mod signals;
 mod static_root;
 mod tls;
 mod wait_for_it;
