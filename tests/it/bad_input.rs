@@ -324,12 +324,28 @@ fn extreme_but_valid_values_never_panic() {
     outcome.expect_code(1).expect_stderr("connection refused");
 }
 
+/// The write end of a pipe whose read end is already closed.
+fn broken_pipe() -> std::fs::File {
+    use std::os::unix::io::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 returns.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: both descriptors are fresh and owned here alone.
+    let (reader, writer) = unsafe {
+        (
+            std::fs::File::from_raw_fd(fds[0]),
+            std::fs::File::from_raw_fd(fds[1]),
+        )
+    };
+    drop(reader);
+    writer
+}
+
 #[test]
 fn a_closed_output_pipe_never_turns_into_a_crash() {
     // A reader that went away (`readygate … 2>&1 | head -0`): writes fail with EPIPE.
     let run = |args: &[&str], broken: &str| {
-        let (reader, writer) = std::io::pipe().expect("pipe");
-        drop(reader);
+        let writer = broken_pipe();
         let mut command: Command = readygate(args);
         match broken {
             "stderr" => command.stderr(writer).stdout(Stdio::piped()),

@@ -12,6 +12,7 @@ mod hostile;
 mod install;
 mod on_exit;
 mod real_servers;
+mod security;
 mod sidecar;
 mod signals;
 mod static_root;

@@ -141,7 +141,7 @@ fn reset(stream: TcpStream) {
 pub fn huge_header(mut stream: TcpStream) {
     read_head(&mut stream);
     let mut response = b"HTTP/1.1 200 OK\r\nX-Huge: ".to_vec();
-    response.extend(std::iter::repeat_n(b'a', 1 << 20));
+    response.extend_from_slice(&vec![b'a'; 1 << 20]);
     response.extend_from_slice(b"\r\nContent-Length: 0\r\n\r\n");
     let _ = stream.write_all(&response);
     drain(&mut stream);
