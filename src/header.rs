@@ -25,8 +25,18 @@ impl Header {
                 crate::redact::quoted(&redacted_text(text))
             ));
         };
-        let name = HeaderName::from_bytes(name.trim().as_bytes())
-            .map_err(|_| format!("invalid header name {}", crate::redact::quoted(name.trim())))?;
+        let name = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| {
+            let shown = redacted_text(name.trim());
+            if shown == name.trim() {
+                format!("invalid header name {}", crate::redact::quoted(&shown))
+            } else {
+                // `Authorization Basic user:pass`: the ':' of the value made a name of it all.
+                format!(
+                    "invalid header {}: expected \"Name: value\"",
+                    crate::redact::quoted(&redacted_text(text))
+                )
+            }
+        })?;
         let secret = is_secret(name.as_str());
         let mut value = HeaderValue::from_str(value.trim()).map_err(|_| {
             if secret {
@@ -137,6 +147,7 @@ mod tests {
             "Authorization\thunter2",
             "cookie=hunter2",
             "  PROXY-AUTHORIZATIONhunter2",
+            "Authorization Basic admin:hunter2",
         ] {
             let err = Header::parse(typo).unwrap_err();
             assert!(!err.contains("hunter2"), "{err}");

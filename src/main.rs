@@ -12,6 +12,8 @@ mod install;
 mod log;
 mod matcher;
 mod plan;
+#[cfg(test)]
+mod proptests;
 mod redact;
 mod report;
 mod resolve;

@@ -166,6 +166,7 @@ fn secrets_never_reach_the_usage_error_of_a_malformed_value() {
         "Proxy-Authorization: Basic proxy-pass-2d4b\u{7f}",
         "cookie : session=\u{1b}session-cookie-5a8f",
         "Cookie=session-cookie-5a8f",
+        "Authorization Basic admin:bearer-token-9c1e",
     ];
     for header in bad_headers {
         let outcome = readygate(["wait", "-H", header, "db:1"]).outcome();

@@ -1,0 +1,309 @@
+//! Property tests over everything that reads user input: the target, duration, status-range,
+//! header and regex parsers, the whole clap command line and the plan built from it. Whatever
+//! the input, they never panic, a rejection is one line, and what they accept reads back the same.
+
+use std::time::Duration;
+
+use clap::Parser;
+use proptest::prelude::*;
+
+use crate::cli::{Cli, Command};
+use crate::duration::parse_duration;
+use crate::engine::Backoff;
+use crate::header::Header;
+use crate::matcher::Matcher;
+use crate::plan::Plan;
+use crate::status::StatusRanges;
+use crate::target::{redact_userinfo, Host, Kind, Target};
+
+/// Panics unless `message` is one non-empty line with no control character that could break
+/// it (it is escaped before printing).
+fn assert_one_line(message: &str) {
+    assert!(!message.is_empty(), "empty message");
+    assert!(
+        !message.chars().any(|c| c == '\n' || c == '\r'),
+        "more than one line: {message:?}"
+    );
+}
+
+/// Text that looks like a target: a scheme from the contract (or a wrong one), then
+/// characters that matter to the parsers.
+fn target_like() -> impl Strategy<Value = String> {
+    let scheme = prop_oneof![
+        Just(""),
+        Just("tcp://"),
+        Just("http://"),
+        Just("https://"),
+        Just("HTTP://"),
+        Just("file://"),
+        Just("unix://"),
+        Just("grpc://"),
+        Just("grpcs://"),
+        Just("ftp://"),
+        Just("/"),
+        Just("./"),
+    ];
+    let rest = "[a-z0-9.:\\[\\]@/%?#_~ -]{0,40}";
+    (scheme, rest).prop_map(|(scheme, rest)| format!("{scheme}{rest}"))
+}
+
+proptest! {
+    #[test]
+    fn target_parse_never_panics_and_errors_are_one_line(text in "\\PC{0,60}|.{0,60}") {
+        if let Err(message) = Target::parse(&text) {
+            assert_one_line(&message);
+            prop_assert!(message.starts_with("invalid target \""), "{}", message);
+        }
+    }
+
+    #[test]
+    fn target_like_text_never_panics(text in target_like()) {
+        match Target::parse(&text) {
+            Err(message) => assert_one_line(&message),
+            Ok(target) => {
+                // What is accepted is shown as written and reads back the same.
+                prop_assert_eq!(target.to_string(), redact_userinfo(&text));
+                if !text.contains('@') {
+                    prop_assert_eq!(Target::parse(&target.to_string()).unwrap(), target);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn url_passwords_never_show(
+        scheme in prop_oneof![Just("http"), Just("https")],
+        user in "[a-z]{0,6}",
+        rest in "[a-z0-9.:\\[\\]@/%?# -]{0,30}",
+    ) {
+        // The password's letters are upper case: the rest cannot spell it by chance.
+        let text = format!("{scheme}://{user}:PASSWORD@{rest}");
+        let shown = match Target::parse(&text) {
+            Ok(target) => target.to_string(),
+            Err(message) => message,
+        };
+        prop_assert!(!shown.contains("PASSWORD"), "{}", shown);
+    }
+
+    #[test]
+    fn valid_tcp_and_http_targets_keep_host_and_port(
+        labels in prop::collection::vec("[a-z][a-z0-9-]{0,10}[a-z0-9]", 1..4),
+        port in 1u16..,
+        path in "(/[a-z0-9._~-]{0,8}){0,3}",
+        tls in any::<bool>(),
+    ) {
+        let host = labels.join(".");
+        let Kind::Tcp(endpoint) = Target::parse(&format!("tcp://{host}:{port}")).unwrap().kind
+        else { panic!("not tcp") };
+        prop_assert_eq!(endpoint.host, Host::Name(host.clone()));
+        prop_assert_eq!(endpoint.port, port);
+        let scheme = if tls { "https" } else { "http" };
+        let Kind::Http(http) = Target::parse(&format!("{scheme}://{host}:{port}{path}"))
+            .unwrap()
+            .kind
+        else { panic!("not http") };
+        prop_assert_eq!(http.tls, tls);
+        prop_assert_eq!(http.endpoint.port, port);
+        prop_assert_eq!(http.authority, format!("{host}:{port}"));
+        let expected_path = if path.is_empty() { "/".to_string() } else { path };
+        prop_assert_eq!(http.path, expected_path);
+    }
+
+    #[test]
+    fn ip_literals_are_never_resolved(ip in any::<std::net::IpAddr>(), port in 1u16..) {
+        let text = match ip {
+            std::net::IpAddr::V4(v4) => format!("{v4}:{port}"),
+            std::net::IpAddr::V6(v6) => format!("[{v6}]:{port}"),
+        };
+        let Kind::Tcp(endpoint) = Target::parse(&text).unwrap().kind else { panic!() };
+        prop_assert_eq!(endpoint.host, Host::Ip(ip));
+    }
+
+    #[test]
+    fn durations_never_panic_and_errors_are_one_line(text in "\\PC{0,30}|[0-9.]{0,30}[a-z ]{0,6}") {
+        if let Err(message) = parse_duration(&text) {
+            assert_one_line(&message);
+        }
+    }
+
+    #[test]
+    fn durations_read_back(millis in 0u64..(1 << 50), seconds in 0u64..(1 << 40)) {
+        let span = Duration::from_millis(millis);
+        let written = humantime::format_duration(span).to_string();
+        prop_assert_eq!(parse_duration(&written), Ok(span));
+        prop_assert_eq!(parse_duration(&seconds.to_string()), Ok(Duration::from_secs(seconds)));
+    }
+
+    #[test]
+    fn backoff_never_panics_and_stays_under_its_cap(
+        first in any::<u64>(), first_nanos in 0u32..1_000_000_000,
+        max in any::<u64>(), seed in any::<u64>(),
+    ) {
+        let first = Duration::new(first, first_nanos);
+        let max = Duration::from_secs(max);
+        let mut backoff = Backoff::new(first, max, seed);
+        for _ in 0..70 {
+            prop_assert!(backoff.next_delay() <= max.max(first));
+        }
+    }
+
+    #[test]
+    fn status_ranges_never_panic_and_errors_are_one_line(text in "\\PC{0,30}|[0-9, -]{0,30}") {
+        if let Err(message) = StatusRanges::parse(&text) {
+            assert_one_line(&message);
+        }
+    }
+
+    #[test]
+    fn status_ranges_read_back(pairs in prop::collection::vec((100u16..600, 0u16..100), 1..6)) {
+        let text: Vec<String> = pairs
+            .iter()
+            .map(|&(low, width)| {
+                let high = (low + width).min(599);
+                if width % 2 == 0 { format!("{low}-{high}") } else { low.to_string() }
+            })
+            .collect();
+        let ranges = StatusRanges::parse(&text.join(",")).unwrap();
+        prop_assert_eq!(StatusRanges::parse(&ranges.to_string()).unwrap(), ranges.clone());
+        for &(low, _) in &pairs {
+            prop_assert!(ranges.contains(low));
+        }
+    }
+
+    #[test]
+    fn headers_never_panic_and_errors_are_one_line(text in "\\PC{0,40}|.{0,40}") {
+        if let Err(message) = Header::parse(&text) {
+            assert_one_line(&message);
+        }
+    }
+
+    #[test]
+    fn secret_header_values_never_show(
+        name in prop_oneof![Just("Authorization"), Just("proxy-authorization"), Just("COOKIE")],
+        separator in prop_oneof![Just(": "), Just(":"), Just(" "), Just("\t"), Just("="), Just("")],
+        before in "\\PC{0,5}",
+        after in "\\PC{0,5}",
+    ) {
+        let text = format!("{name}{separator}{before}SECRETVALUE{after}");
+        let shown = match Header::parse(&text) {
+            Ok(header) => header.to_string(),
+            Err(message) => message,
+        };
+        prop_assert!(!shown.contains("SECRETVALUE"), "{}", shown);
+    }
+
+    #[test]
+    fn plain_headers_read_back(name in "[A-Za-z][A-Za-z0-9-]{0,15}", value in "[ -~]{0,30}") {
+        prop_assume!(!crate::header::is_secret(&name));
+        let header = Header::parse(&format!("{name}: {value}")).unwrap();
+        let again = Header::parse(&header.to_string()).unwrap();
+        prop_assert_eq!(again.name, header.name);
+        prop_assert_eq!(&again.value, &header.value);
+        prop_assert_eq!(header.value.to_str().unwrap(), value.trim());
+    }
+
+    #[test]
+    fn regexes_never_panic_and_errors_are_one_line(pattern in "\\PC{0,30}|[()\\[\\]{}|*+?.^$\\\\a-c0-9,]{0,30}") {
+        if let Err(message) = Matcher::regex(&pattern) {
+            assert_one_line(&message);
+        }
+    }
+
+    #[test]
+    fn escaped_text_matches_itself(text in "\\PC{0,40}") {
+        let escaped: String = text
+            .chars()
+            .flat_map(|c| {
+                let meta = "\\.+*?()|[]{}^$".contains(c);
+                meta.then_some('\\').into_iter().chain(std::iter::once(c))
+            })
+            .collect();
+        let matcher = Matcher::regex(&escaped).unwrap();
+        prop_assert!(matcher.is_match(text.as_bytes()));
+    }
+}
+
+/// A command-line word: an option the CLI knows, or a value of any shape.
+fn word() -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::sample::select(vec![
+            "wait",
+            "probe",
+            "install",
+            "sidecar",
+            "native",
+            "legacy",
+            "--",
+            "-t",
+            "--timeout",
+            "--attempt-timeout",
+            "--interval",
+            "--max-interval",
+            "--success-threshold",
+            "--any",
+            "--invert",
+            "--status",
+            "--contains",
+            "--matches",
+            "-H",
+            "--header",
+            "--method",
+            "--unix-socket",
+            "--insecure",
+            "--cacert",
+            "--touch",
+            "--termination-log",
+            "--on-exit",
+            "-q",
+            "-v",
+            "--log-format",
+            "--state",
+            "--grace",
+            "--on-native",
+            "--help",
+            "-h",
+            "--version",
+            "-V",
+            "-tv",
+            "--timeout=",
+            "-H=",
+        ])
+        .prop_map(str::to_string),
+        target_like(),
+        "\\PC{0,12}",
+        "[0-9]{1,25}(ms|s|m|h|y)?",
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn the_command_line_never_panics_and_errors_are_one_line(
+        words in prop::collection::vec(word(), 0..8),
+    ) {
+        let args = std::iter::once("readygate".to_string()).chain(words);
+        match Cli::try_parse_from(args) {
+            Err(err) => {
+                use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
+                // Help and version are printed, not errors; everything else is one line.
+                if !matches!(err.kind(), DisplayHelp | DisplayVersion) {
+                    let crate::exit::Exit::Usage(message) = crate::usage_error(err) else {
+                        panic!("a clap error that is not a usage error");
+                    };
+                    assert_one_line(&message);
+                }
+            }
+            Ok(cli) => {
+                let plan = match cli.command {
+                    Command::Wait(args) => Plan::for_wait(args),
+                    Command::Probe(args) => Plan::for_probe(args),
+                    _ => return Ok(()),
+                };
+                if let Err(message) = plan {
+                    assert_one_line(&message);
+                }
+            }
+        }
+    }
+}
