@@ -8,8 +8,8 @@ packages=(
   # the real script the wait-for-it differential suite compares against; with coreutils'
   # timeout it connects through bash's /dev/tcp (nc only with busybox's timeout)
   wait-for-it
-  # unshare: the --on-exit PID 1 reaping test, the install and empty-root tests; unshare and
-  # nsenter: the pod-style DNS suite
+  # unshare: the --on-exit PID 1 reaping test, the install and empty-root tests, the PID 1
+  # signal tests; unshare and nsenter: the pod-style DNS suite
   util-linux
   # file(1): the static-binary check (tests/it/static_root.rs)
   file
@@ -25,6 +25,8 @@ packages=(
   redis-tools
   dnsmasq-base
   iproute2
+  # GNU time: peak memory of the hostile-peer tests
+  time
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -27,9 +27,18 @@ fn hostile_wait(target: &str, extra: &[&str]) -> Measured {
     measured(&mut readygate(&args))
 }
 
+/// Prints one measurement in the form `bench/hostile.sh` collects.
+fn report(label: &str, run: &Measured) {
+    eprintln!(
+        "bench: {label}: overrun {:.1} ms, peak {} KiB",
+        run.outcome.elapsed.saturating_sub(DEADLINE).as_secs_f64() * 1000.0,
+        run.peak_kib
+    );
+}
+
 /// The bounds every hostile run must keep, and the words its reason must contain.
 #[track_caller]
-fn expect_bounded_failure(run: &Measured, target: &str, words: &[&str]) {
+fn expect_bounded_failure(label: &str, run: &Measured, target: &str, words: &[&str]) {
     let outcome = &run.outcome;
     outcome
         .expect_code(1)
@@ -47,12 +56,7 @@ fn expect_bounded_failure(run: &Measured, target: &str, words: &[&str]) {
             "failure line lacks {word:?}: {failure}"
         );
     }
-    eprintln!(
-        "{target}: {:?} ({:?} over), peak {} KiB: {failure}",
-        outcome.elapsed,
-        outcome.elapsed.saturating_sub(DEADLINE),
-        run.peak_kib
-    );
+    report(label, run);
 }
 
 #[test]
@@ -60,7 +64,7 @@ fn a_server_that_accepts_and_never_answers() {
     let peer = Peer::start(raw::silent);
     let url = peer.url("http", "/ready");
     let run = hostile_wait(&url, &[]);
-    expect_bounded_failure(&run, &url, &["no answer within"]);
+    expect_bounded_failure("silent server", &run, &url, &["no answer within"]);
     assert!(peer.accepted() >= 3, "one fresh connection per attempt");
 
     let target = peer.url("tcp", "");
@@ -87,7 +91,12 @@ fn a_server_that_accepts_and_never_answers() {
 fn a_server_that_drips_its_headers_a_byte_a_second() {
     let peer = Peer::start(raw::drip_headers);
     let url = peer.url("http", "/");
-    expect_bounded_failure(&hostile_wait(&url, &[]), &url, &["no answer within"]);
+    expect_bounded_failure(
+        "header drip",
+        &hostile_wait(&url, &[]),
+        &url,
+        &["no answer within"],
+    );
     assert!(peer.accepted() >= 3);
 }
 
@@ -96,7 +105,12 @@ fn a_server_that_sends_an_endless_body() {
     let peer = Peer::start(raw::endless_body);
     let url = peer.url("http", "/");
     let run = hostile_wait(&url, &["--contains", "ready"]);
-    expect_bounded_failure(&run, &url, &["body did not contain \"ready\""]);
+    expect_bounded_failure(
+        "endless body",
+        &run,
+        &url,
+        &["body did not contain \"ready\""],
+    );
     // Every attempt reads at most 1 MiB and lets go: many attempts, each cut short.
     assert!(peer.accepted() >= 3, "{} attempts", peer.accepted());
 }
@@ -105,13 +119,13 @@ fn a_server_that_sends_an_endless_body() {
 fn a_server_that_resets_the_connection_mid_response() {
     let peer = Peer::start(raw::reset_in_head);
     let url = peer.url("http", "/head");
-    expect_bounded_failure(&hostile_wait(&url, &[]), &url, &["reset"]);
+    expect_bounded_failure("reset in head", &hostile_wait(&url, &[]), &url, &["reset"]);
     assert!(peer.accepted() >= 3);
 
     let peer = Peer::start(raw::reset_in_body);
     let url = peer.url("http", "/body");
     let run = hostile_wait(&url, &["--contains", "ready"]);
-    expect_bounded_failure(&run, &url, &["reading body", "reset"]);
+    expect_bounded_failure("reset in body", &run, &url, &["reading body", "reset"]);
     assert!(peer.accepted() >= 3);
 }
 
@@ -119,11 +133,21 @@ fn a_server_that_resets_the_connection_mid_response() {
 fn a_server_that_sends_a_1_mib_header() {
     let peer = Peer::start(raw::huge_header);
     let url = peer.url("http", "/");
-    expect_bounded_failure(&hostile_wait(&url, &[]), &url, &["too large"]);
+    expect_bounded_failure(
+        "1 MiB header",
+        &hostile_wait(&url, &[]),
+        &url,
+        &["too large"],
+    );
 
     let peer = Peer::start(raw::header_flood);
     let url = peer.url("http", "/flood");
-    expect_bounded_failure(&hostile_wait(&url, &[]), &url, &["too large"]);
+    expect_bounded_failure(
+        "1 MiB of headers",
+        &hostile_wait(&url, &[]),
+        &url,
+        &["too large"],
+    );
 }
 
 #[test]
@@ -134,7 +158,7 @@ fn a_redirect_loop() {
     });
     let url = server.url("/ping");
     let run = hostile_wait(&url, &[]);
-    expect_bounded_failure(&run, &url, &["stopped after 10 redirects"]);
+    expect_bounded_failure("redirect loop", &run, &url, &["stopped after 10 redirects"]);
     assert!(server.hits() >= 22, "{} requests", server.hits());
 }
 
@@ -143,6 +167,7 @@ fn a_tls_listener_that_never_finishes_the_handshake() {
     let peer = Peer::start(raw::silent);
     let url = peer.url("https", "/ready");
     expect_bounded_failure(
+        "stalled TLS handshake (https)",
         &hostile_wait(&url, &["--insecure"]),
         &url,
         &["no answer within"],
@@ -150,6 +175,7 @@ fn a_tls_listener_that_never_finishes_the_handshake() {
     assert!(peer.accepted() >= 3);
     let target = peer.url("grpcs", "");
     expect_bounded_failure(
+        "stalled TLS handshake (grpcs)",
         &hostile_wait(&target, &["--insecure"]),
         &target,
         &["no answer within"],
@@ -160,7 +186,12 @@ fn a_tls_listener_that_never_finishes_the_handshake() {
 fn a_grpc_server_that_never_sends_trailers() {
     let server = TrailerlessGrpc::start();
     let target = format!("grpc://{}/app", server.addr);
-    expect_bounded_failure(&hostile_wait(&target, &[]), &target, &["no answer within"]);
+    expect_bounded_failure(
+        "gRPC without trailers",
+        &hostile_wait(&target, &[]),
+        &target,
+        &["no answer within"],
+    );
     assert!(server.calls() >= 3, "{} calls", server.calls());
 }
 
@@ -171,6 +202,7 @@ fn a_unix_socket_whose_peer_closes_at_once() {
     let path = socket.path.to_str().unwrap();
     let url = "http://app.local/ready";
     expect_bounded_failure(
+        "Unix socket hang-up",
         &hostile_wait(url, &["--unix-socket", path]),
         url,
         &["connection closed"],
@@ -198,6 +230,7 @@ fn a_file_replaced_truncated_and_turned_into_a_folder_while_read() {
         .expect_slower_than(DEADLINE)
         .expect_faster_than(DEADLINE + MARGIN);
     run.expect_memory_under(MEMORY_MIB);
+    report("shape-shifting file", &run);
     let reasons = [
         "did not contain \"serving\"",
         "is a directory",
@@ -221,12 +254,14 @@ fn files_that_are_endless_huge_or_never_written() {
     assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
     let target = format!("file://{}", fifo.display());
     expect_bounded_failure(
+        "FIFO file",
         &hostile_wait(&target, &["--contains", "ready"]),
         &target,
         &["not a regular file"],
     );
     // An endless device.
     expect_bounded_failure(
+        "/dev/zero",
         &hostile_wait("/dev/zero", &["--contains", "ready"]),
         "/dev/zero",
         &["not a regular file"],
@@ -238,6 +273,7 @@ fn files_that_are_endless_huge_or_never_written() {
         .unwrap();
     let target = huge.to_str().unwrap();
     expect_bounded_failure(
+        "4 GiB sparse file",
         &hostile_wait(target, &["--matches", "ready$"]),
         target,
         &["content did not match"],
@@ -252,6 +288,7 @@ fn a_slow_regex_over_a_hostile_body_or_file_does_not_stall_the_deadline() {
     let peer = Peer::start(raw::endless_body);
     let url = peer.url("http", "/");
     expect_bounded_failure(
+        "slow regex over body",
         &hostile_wait(&url, &["--matches", SLOW_REGEX]),
         &url,
         &["no answer within"],
@@ -261,6 +298,7 @@ fn a_slow_regex_over_a_hostile_body_or_file_does_not_stall_the_deadline() {
     std::fs::write(&path, vec![b'x'; 1 << 20]).unwrap();
     let target = path.to_str().unwrap();
     expect_bounded_failure(
+        "slow regex over file",
         &hostile_wait(target, &["--matches", SLOW_REGEX]),
         target,
         &["no answer within"],

@@ -140,7 +140,10 @@ fn sigterm_and_sigint_stop_every_phase_of_a_wait_at_once() {
                 stderr.contains(&format!("stopped by signal {signal}")),
                 "{stderr}"
             );
-            eprintln!("{phase}, signal {signal}: exit {code} after {took:?}");
+            eprintln!(
+                "bench: signal {signal} {phase}: exit {code} after {:.1} ms",
+                took.as_secs_f64() * 1000.0
+            );
         }
     }
     assert!(
@@ -221,7 +224,10 @@ fn as_pid_1_sigterm_and_sigint_still_stop_a_wait() {
         let stderr = running.stderr();
         assert_eq!(status.code(), Some(code), "signal {signal}: {stderr}");
         assert!(took < STOP_WITHIN, "took {took:?} to stop as PID 1");
-        eprintln!("as PID 1, signal {signal}: exit {code} after {took:?}");
+        eprintln!(
+            "bench: signal {signal} as PID 1: exit {code} after {:.1} ms",
+            took.as_secs_f64() * 1000.0
+        );
     }
 }
 

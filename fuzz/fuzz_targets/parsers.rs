@@ -1,0 +1,26 @@
+//! readygate's self-contained parser modules, included by path: the crate is a binary, and these
+//! modules only name each other (as `crate::…`) and their own dependencies.
+
+#[path = "../../src/cli.rs"]
+pub mod cli;
+#[path = "../../src/duration.rs"]
+pub mod duration;
+#[path = "../../src/header.rs"]
+pub mod header;
+#[path = "../../src/matcher.rs"]
+pub mod matcher;
+#[path = "../../src/redact.rs"]
+pub mod redact;
+#[path = "../../src/status.rs"]
+pub mod status;
+#[path = "../../src/target.rs"]
+pub mod target;
+
+/// Panics unless a rejection is one line, as the contract promises.
+pub fn assert_one_line(message: &str) {
+    assert!(!message.is_empty(), "empty message");
+    assert!(
+        !message.contains('\n') && !message.contains('\r'),
+        "more than one line: {message:?}"
+    );
+}

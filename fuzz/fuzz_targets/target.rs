@@ -1,0 +1,24 @@
+//! Fuzzes `Target::parse`: never a panic, a rejection is one line, an accepted target is shown
+//! as written (password hidden) and reads back the same.
+
+#![no_main]
+#![allow(dead_code)]
+
+#[path = "parsers.rs"]
+mod parsers;
+use parsers::*;
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|text: &str| {
+    match target::Target::parse(text) {
+        Err(message) => assert_one_line(&message),
+        Ok(parsed) => {
+            let shown = parsed.to_string();
+            assert_eq!(shown, target::redact_userinfo(text));
+            if !text.contains('@') {
+                assert_eq!(target::Target::parse(&shown), Ok(parsed));
+            }
+        }
+    }
+});

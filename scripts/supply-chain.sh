@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# cargo deny against Cargo.lock: licences, duplicate versions and sources (deny.toml), offline.
+# Advisories need RustSec's database, which lives on GitHub: checked from a local copy when one
+# exists (cargo-deny's ~/.cargo/advisory-dbs), otherwise reported as not checked — never fetched
+# here, since this machine reaches no host but the package registries.
+# Installs cargo-deny from crates.io when missing (about 3.5 minutes of building, measured here).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! cargo deny --version >/dev/null 2>&1; then
+  started=$SECONDS
+  cargo install cargo-deny --locked --quiet
+  echo "supply-chain: installed $(cargo deny --version) in $((SECONDS - started)) s"
+fi
+
+cargo deny --locked --offline check licenses bans sources
+
+db="${CARGO_HOME:-$HOME/.cargo}/advisory-dbs"
+if compgen -G "$db/advisory-db-*/crates" >/dev/null; then
+  cargo deny --locked --offline check advisories
+else
+  echo "supply-chain: advisories NOT checked: no local copy of RustSec's advisory database in $db" \
+    "(it is fetched from GitHub, which this machine cannot reach)"
+fi
