@@ -14,7 +14,7 @@ cargo build --release --locked --quiet
 ls -l target/release/readygate | awk '{print "release binary: " $5 " bytes"}'
 for ((i = 1; i <= runs; i++)); do
   cargo test --release --locked --quiet --test it -- hostile:: signals:: \
-    --nocapture --test-threads=1 2>&1 | grep '^bench: ' >>"$out" || true
+    --nocapture --test-threads=1 2>&1 | grep -o 'bench: .*' >>"$out" || true
 done
 
 echo
