@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use crate::support::trailerless::TrailerlessGrpc;
 use crate::support::http::{Answer, HttpServer};
 use crate::support::measure::{measured, Measured};
 use crate::support::raw::{self, HangUpSocket, Peer, ShapeShifter};
+use crate::support::trailerless::TrailerlessGrpc;
 use crate::support::{readygate, TempDir};
 
 /// The deadline every hostile wait is given.
