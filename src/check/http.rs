@@ -215,7 +215,12 @@ fn http_error(err: &(dyn std::error::Error + 'static)) -> Reason {
     let mut text = err.to_string();
     let mut source = err.source();
     while let Some(cause) = source {
-        let cause_text = cause.to_string();
+        // An I/O cause in the same few words as everywhere else: `connection reset`, not
+        // `Connection reset by peer (os error 104)`.
+        let cause_text = match cause.downcast_ref::<std::io::Error>() {
+            Some(io) => transport::describe_io(io),
+            None => cause.to_string(),
+        };
         if !text.contains(&cause_text) {
             text.push_str(": ");
             text.push_str(&cause_text);
