@@ -88,9 +88,14 @@ impl clap::builder::TypedValueParser for HeaderParser {
     }
 }
 
-/// Whether a header with this (lower-case) name carries a secret.
+/// Whether a header with this name carries a secret: one of the secret names, or a name that
+/// starts with one (`Cookies`, `Authorization!`, `Authorization-Token`), which is a typo or a
+/// custom header of the same kind.
 pub fn is_secret(name: &str) -> bool {
-    SECRET_HEADERS.iter().any(|s| name.eq_ignore_ascii_case(s))
+    SECRET_HEADERS.iter().any(|s| {
+        name.get(..s.len())
+            .is_some_and(|start| start.eq_ignore_ascii_case(s))
+    })
 }
 
 /// A header line as typed, with everything after a secret name cut off (whatever separates
@@ -139,6 +144,15 @@ mod tests {
     fn secrets_are_hidden() {
         let header = Header::parse("Authorization: Bearer hunter2").unwrap();
         assert_eq!(header.to_string(), "authorization: ***");
+        for typo in [
+            "Authorization!: hunter2",
+            "Cookies: hunter2",
+            "authorization-token: hunter2",
+        ] {
+            let header = Header::parse(typo).unwrap();
+            assert!(header.value.is_sensitive(), "{typo}");
+            assert!(!header.to_string().contains("hunter2"), "{typo}");
+        }
         assert!(header.value.is_sensitive());
         let err = Header::parse("Cookie: a=\u{7f}hunter2").unwrap_err();
         assert!(!err.contains("hunter2"), "{err}");
