@@ -2,7 +2,7 @@
 //! its PID, signals and exit status are COMMAND's own.
 
 use std::ffi::{OsStr, OsString};
-use std::io::{self, ErrorKind, Write};
+use std::io::{self, ErrorKind};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
@@ -22,16 +22,13 @@ pub fn exec(command: &[OsString]) -> Exit {
 /// Says why `program` could not be started (by exec or as a child) and picks 127 or 126.
 pub fn cannot_run(program: &OsStr, err: &io::Error) -> Exit {
     let shown = crate::redact::quoted(&program.to_string_lossy());
-    // Not eprintln!, which panics (status 101) when stderr is a closed pipe.
-    let mut stderr = std::io::stderr();
     match err.kind() {
         ErrorKind::NotFound => {
-            let _ = writeln!(stderr, "readygate: cannot run {shown}: command not found");
+            say!("readygate: cannot run {shown}: command not found");
             Exit::CommandNotFound
         }
         _ => {
-            let _ = writeln!(
-                stderr,
+            say!(
                 "readygate: cannot run {shown}: {}",
                 crate::transport::describe_io(err)
             );

@@ -1,6 +1,5 @@
 //! The exit statuses of the contract, and the one place that turns an outcome into a status.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 /// How a readygate run ended; every command returns one of these and `main` maps it to a status.
@@ -43,8 +42,7 @@ impl Exit {
 impl From<Exit> for ExitCode {
     fn from(exit: Exit) -> ExitCode {
         if let Exit::Usage(message) | Exit::Failed(message) = &exit {
-            // Not eprintln!, which panics (status 101) when stderr is a closed pipe.
-            let _ = writeln!(std::io::stderr(), "readygate: {message}");
+            say!("readygate: {message}");
         }
         ExitCode::from(exit.code())
     }

@@ -47,7 +47,7 @@ pub fn install(dir: &Path) -> Exit {
     match copy_self(dir) {
         Ok((dest, bytes)) => {
             let dest = redact::one_line(&dest.display().to_string());
-            eprintln!("readygate: installed {dest} ({bytes} bytes)");
+            say!("readygate: installed {dest} ({bytes} bytes)");
             Exit::Ready
         }
         Err(message) => Exit::Failed(format!("install: {message}")),

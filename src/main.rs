@@ -1,5 +1,7 @@
 //! readygate: make Kubernetes workloads start in the right order.
 
+#[macro_use]
+mod say;
 mod check;
 mod cli;
 mod compat;
@@ -83,10 +85,17 @@ fn usage_error(err: clap::Error) -> Exit {
             Exit::Ready
         }
         _ => {
+            // clap's first paragraph names the fault (continued on indented lines, as in
+            // "required arguments were not provided:\n  <DIR>"); usage and tips follow it.
             let text = err.to_string();
-            let first = text.lines().next().unwrap_or("invalid command line");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            Exit::Usage(redact::one_line(first))
+            let fault: Vec<&str> = text
+                .lines()
+                .take_while(|line| !line.trim().is_empty())
+                .map(str::trim)
+                .collect();
+            let fault = fault.join(" ");
+            let fault = fault.strip_prefix("error: ").unwrap_or(&fault);
+            Exit::Usage(redact::one_line(fault))
         }
     }
 }

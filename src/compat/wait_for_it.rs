@@ -42,21 +42,24 @@ pub fn main(cmdname: &str, args: Vec<OsString>) -> ExitCode {
     let plan = match parse(args) {
         Invocation::Usage(complaint) => {
             if let Some(complaint) = complaint {
-                eprintln!("{complaint}");
+                say!("{complaint}");
             }
-            eprint!("{}", usage(cmdname));
+            {
+                use std::io::Write as _;
+                let _ = write!(std::io::stderr(), "{}", usage(cmdname));
+            }
             return ExitCode::from(USAGE);
         }
         Invocation::Wait(plan) => plan,
     };
     let say = |line: String| {
         if !plan.quiet {
-            eprintln!("{cmdname}: {}", one_line(&line));
+            say!("{cmdname}: {}", one_line(&line));
         }
     };
     let deadline = deadline(&plan.timeout);
     if deadline == Deadline::Unreadable {
-        eprintln!(
+        say!(
             "{cmdname}: timeout {} is not a whole number of seconds: waiting without a timeout, as wait-for-it does",
             quoted(&plan.timeout)
         );
@@ -80,7 +83,7 @@ pub fn main(cmdname: &str, args: Vec<OsString>) -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(err) => {
-            eprintln!("{cmdname}: cannot start: {err}");
+            say!("{cmdname}: cannot start: {err}");
             return ExitCode::from(USAGE);
         }
     };
