@@ -355,6 +355,8 @@ fn a_closed_output_pipe_never_turns_into_a_crash() {
         (output.status.code(), output)
     };
     let closed = format!("tcp://{}", closed_addr());
+    let folder = crate::support::TempDir::new();
+    let installed_into = folder.0.display().to_string();
     for (args, broken, code) in [
         (vec!["wait", "tcp://:80"], "stderr", 2),
         (vec!["wait", "-v", "-t", "200ms", &closed], "stderr", 1),
@@ -370,6 +372,8 @@ fn a_closed_output_pipe_never_turns_into_a_crash() {
             127,
         ),
         (vec!["--help"], "stdout", 0),
+        (vec!["install", "/no/such/folder"], "stderr", 2),
+        (vec!["install", &installed_into], "stderr", 0),
     ] {
         let (status, output) = run(&args, broken);
         assert_eq!(

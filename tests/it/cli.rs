@@ -686,6 +686,16 @@ fn usage_errors_are_one_line_naming_the_fault_with_status_2() {
             Some(("READYGATE_TARGETS", "http://")),
         ),
         (vec!["frobnicate"], "frobnicate", None),
+        (
+            vec!["install"],
+            "required arguments were not provided: <DIR>",
+            None,
+        ),
+        (
+            vec!["sidecar", "legacy", "--state", "/tmp/s"],
+            "<COMMAND>",
+            None,
+        ),
     ];
     for (args, fault, env) in cases {
         let mut command = readygate(&args);
