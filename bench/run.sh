@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The side-by-side benchmark (README "Benchmark"): installs readygate's peers, builds readygate
+# as it ships, then runs bench/bench.py, which writes bench/report.md and the README's table.
+#
+# Peers come from Debian (nginx, curl, netcat-openbsd, wait-for-it, hyperfine, time), npm
+# (wait-on) and crates.io (wait-for-them); the npm and cargo ones go into bench/.tools/ (git
+# ignored, kept between runs: `cargo install wait-for-them` takes minutes the first time).
+# Needs root for apt-get. Everything it starts listens on 127.0.0.1 only and stops with it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DEBIAN_FRONTEND=noninteractive
+
+WAIT_ON_VERSION=9.5.1
+WAIT_FOR_THEM_VERSION=0.5.1
+tools="$PWD/bench/.tools"
+
+packages=(nginx curl netcat-openbsd wait-for-it hyperfine time python3 ca-certificates)
+command -v npm >/dev/null || packages+=(nodejs npm)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+if [[ ! -x "$tools/npm/node_modules/.bin/wait-on" ]]; then
+  npm install --silent --no-audit --no-fund --prefix "$tools/npm" "wait-on@$WAIT_ON_VERSION" >&2
+fi
+if [[ ! -x "$tools/cargo/bin/wait-for-them" ]]; then
+  echo "bench: cargo install wait-for-them (once; cached in bench/.tools/)" >&2
+  cargo install --quiet --locked --root "$tools/cargo" --version "$WAIT_FOR_THEM_VERSION" wait-for-them >&2
+fi
+
+# readygate as it ships: the static binary once images/static-build.sh exists, else the release
+# build (dynamically linked, so its start-up pays for the dynamic loader).
+if [[ -x images/static-build.sh ]]; then
+  readygate="$(images/static-build.sh | tail -n 1)"
+  flavour=static
+else
+  cargo build --quiet --release --locked >&2
+  readygate="$PWD/target/release/readygate"
+  flavour=release
+fi
+
+exec python3 bench/bench.py \
+  --readygate "$readygate" --flavour "$flavour" \
+  --wait-on "$tools/npm/node_modules/.bin/wait-on" \
+  --wait-for-them "$tools/cargo/bin/wait-for-them" \
+  --report bench/report.md --readme README.md "$@"
