@@ -9,6 +9,7 @@ mod duration;
 mod engine;
 mod exec;
 mod exit;
+mod fdlimit;
 mod header;
 mod install;
 mod log;
@@ -73,6 +74,7 @@ async fn run(cli: Cli) -> Exit {
 
 async fn start(plan: Plan) -> Exit {
     log::init(plan.log);
+    fdlimit::make_room(plan.targets.len());
     run::wait_or_probe(plan).await
 }
 
