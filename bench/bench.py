@@ -8,6 +8,7 @@ README's table. A benchmark, not a test: nothing here fails on a slow number.
 """
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -188,30 +189,34 @@ class Bench:
         self.work = work
         self.rg = args.readygate
         self.results = {}
+        self.counter = itertools.count()
 
     # --- one-shot wall time -------------------------------------------------------------------
 
     def hyperfine(self, name, argv, runs, warmup):
-        """Median and spread of `argv`'s wall time, in seconds (hyperfine, no shell)."""
-        out = self.work / f"hyperfine-{len(list(self.work.glob('hyperfine-*')))}.json"
-        command = shlex.join(argv)
-        subprocess.run(
+        """`argv`'s wall times in seconds, one hyperfine run (no shell) after a warm-up."""
+        out = self.work / f"hyperfine-{next(self.counter)}.json"
+        done = subprocess.run(
             ["hyperfine", "-N", "--style", "none", "-w", str(warmup), "-r", str(runs),
-             "--export-json", str(out), "-n", name, command],
-            check=True,
+             "--export-json", str(out), "-n", name, shlex.join(argv)],
             stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
         )
+        if done.returncode != 0:
+            raise SystemExit(f"bench: hyperfine failed on {name}:\n{done.stderr}")
         result = json.loads(out.read_text())["results"][0]
-        return {
-            "median": result["median"],
-            "mean": result["mean"],
-            "stddev": result["stddev"],
-            "min": result["min"],
-            "max": result["max"],
-            "runs": len(result["times"]),
-            "user": result["user"],
-            "system": result["system"],
-        }
+        return result["times"], result["user"], result["system"]
+
+    def timed(self, name, argv, runs, warmup, rounds=1):
+        """Summary of `argv`'s wall times over `rounds` hyperfine runs of `runs` each."""
+        times, user, system = [], [], []
+        for _ in range(rounds):
+            t, u, s = self.hyperfine(name, argv, runs, warmup)
+            times += t
+            user.append(u)
+            system.append(s)
+        return summarize(times, statistics.mean(user), statistics.mean(system))
 
     def oneshot(self, nginx):
         a = self.args
@@ -234,15 +239,28 @@ class Bench:
                 "wait-for-them": [a.wait_for_them, "-s", "-t", "1000", url],
             },
         }
+        # Rounds interleave the tools, so a burst of load on this shared machine falls on all
+        # of them rather than on whichever ran at that moment.
+        rounds = 3
+        times = {kind: {tool: [] for tool in tools} for kind, tools in cases.items()}
+        users = {kind: {tool: [] for tool in tools} for kind, tools in cases.items()}
+        for round_ in range(rounds):
+            for kind, tools in cases.items():
+                for tool, argv in tools.items():
+                    log(f"one-shot {kind}: {tool} (round {round_ + 1}/{rounds})")
+                    slow = tool == "wait-on"
+                    t, u, s = self.hyperfine(f"{tool} {kind}", argv,
+                                             runs=-(-a.runs // rounds),
+                                             warmup=1 if slow else 5)
+                    times[kind][tool] += t
+                    users[kind][tool].append((u, s))
         wall, rss = {}, {}
         for kind, tools in cases.items():
             wall[kind], rss[kind] = {}, {}
             for tool, argv in tools.items():
-                slow = tool == "wait-on"
-                log(f"one-shot {kind}: {tool}")
-                wall[kind][tool] = self.hyperfine(
-                    f"{tool} {kind}", argv, runs=a.runs, warmup=2 if slow else 5
-                )
+                u = statistics.mean(x for x, _ in users[kind][tool])
+                s = statistics.mean(y for _, y in users[kind][tool])
+                wall[kind][tool] = summarize(times[kind][tool], u, s)
                 rss[kind][tool] = self.peak_rss(argv)
         self.results["oneshot"] = wall
         self.results["rss"] = rss
@@ -400,10 +418,10 @@ class Bench:
             out[str(count)] = {}
             for tool, (argv, runs) in cases.items():
                 log(f"fan-out {count}: {tool}")
-                out[str(count)][tool] = self.hyperfine(f"{tool} x{count}", argv, runs=runs, warmup=1)
+                out[str(count)][tool] = self.timed(f"{tool} x{count}", argv, runs=runs, warmup=1)
         log("fan-out 1: readygate")
         one = [self.rg, "wait", f"tcp://127.0.0.1:{nginx.fan_ports[0]}"]
-        out["1"] = {"readygate": self.hyperfine("readygate x1", one, runs=20, warmup=3)}
+        out["1"] = {"readygate": self.timed("readygate x1", one, runs=20, warmup=3)}
         self.results["fanout"] = out
 
     # --- size ---------------------------------------------------------------------------------
@@ -422,6 +440,19 @@ class Bench:
         }
         self.results["size"] = {tool: shipped_bytes(paths) for tool, paths in things.items()}
         self.results["readygate_bytes"] = os.path.getsize(a.readygate)
+
+
+def summarize(times, user, system):
+    return {
+        "median": statistics.median(times),
+        "mean": statistics.mean(times),
+        "stddev": statistics.stdev(times) if len(times) > 1 else 0.0,
+        "min": min(times),
+        "max": max(times),
+        "runs": len(times),
+        "user": user,
+        "system": system,
+    }
 
 
 def exit_times(procs, timeout):
