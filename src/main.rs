@@ -53,6 +53,7 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(err) => return Exit::Usage(format!("cannot start: {err}")).into(),
     };
+    engine::pace::mark_origin();
     runtime.block_on(run(cli)).into()
 }
 

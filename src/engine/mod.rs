@@ -2,13 +2,14 @@
 //! and invert. It knows nothing of protocols: a [`Condition`] is anything that can be attempted.
 
 mod backoff;
+pub mod pace;
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::task::JoinSet;
-use tokio::time::{sleep, sleep_until, timeout, Instant};
+use tokio::time::{sleep_until, timeout, Instant};
 
 pub use backoff::Backoff;
 
@@ -265,7 +266,7 @@ async fn target_loop<C: Condition>(
             return false;
         }
         tokio::select! {
-            _ = sleep(delay) => {}
+            _ = sleep_until(pace::wake_at(delay)) => {}
             _ = watch.changed() => {}
         }
     }

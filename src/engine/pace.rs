@@ -1,0 +1,56 @@
+//! Retry sleeps that wake the process once instead of twice.
+//!
+//! tokio's timer wheel counts whole milliseconds from the moment the runtime was built and
+//! keeps a deadline 64 ms or more away in a coarse slot; the thread wakes at that slot's start
+//! only to move the timer to a finer slot, then wakes again at the deadline. For a target that
+//! stays down, that idle wake-up costs about as much CPU as the attempt itself (`bench/`). A
+//! deadline that falls exactly on a slot boundary is fired by the first wake-up, so a retry
+//! delay of 32 ms or more is moved to a boundary next to it, picked at random so that the
+//! delays keep their mean and their spread, in 64 ms steps. Without a recorded origin (unit tests under a paused
+//! clock) delays are used as they are.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// One slot of the wheel's first coarse level: 64 ticks of 1 ms.
+const SLOT: Duration = Duration::from_millis(64);
+
+/// tokio rounds a deadline up to the next whole millisecond; aiming half a millisecond early
+/// lands on the boundary itself for an origin recorded up to half a millisecond late.
+const EARLY: Duration = Duration::from_micros(500);
+
+/// When the runtime's clock started, as seen just after building the runtime.
+static ORIGIN: OnceLock<Instant> = OnceLock::new();
+
+/// Records the runtime clock's origin; called once, right after the runtime is built.
+pub fn mark_origin() {
+    let _ = ORIGIN.set(Instant::now());
+}
+
+/// The moment to wake for a retry `delay` from now: exact for short delays, else one of the
+/// two slot boundaries around it, the nearer one the likelier (so that on average the delay
+/// is what the backoff drew), but never less than half the delay away.
+pub fn wake_at(delay: Duration) -> Instant {
+    let now = Instant::now();
+    let exact = now + delay;
+    let Some(&origin) = ORIGIN.get() else {
+        return exact;
+    };
+    if delay < SLOT / 2 || exact < origin {
+        return exact;
+    }
+    let slot = SLOT.as_nanos();
+    let since = exact.duration_since(origin).as_nanos();
+    let Ok(below) = u32::try_from(since / slot) else {
+        return exact;
+    };
+    let before = origin + SLOT * below - EARLY;
+    let after = before + SLOT;
+    if before < now + delay / 2 || fastrand::u128(0..slot) < since % slot {
+        after
+    } else {
+        before
+    }
+}
