@@ -88,9 +88,17 @@ fn command_keeps_its_soft_limit_unless_the_fan_out_needed_more() {
         outcome.expect_code(0);
         outcome.stdout.trim().to_string()
     };
-    assert_eq!(limit_seen(3), SOFT.to_string(), "a small wait raised the limit");
+    assert_eq!(
+        limit_seen(3),
+        SOFT.to_string(),
+        "a small wait raised the limit"
+    );
     let raised = limit_seen(500);
-    assert_ne!(raised, SOFT.to_string(), "500 targets did not raise the limit");
+    assert_ne!(
+        raised,
+        SOFT.to_string(),
+        "500 targets did not raise the limit"
+    );
     let expected = match hard_limit() {
         libc::RLIM_INFINITY => "unlimited".to_string(),
         hard => hard.to_string(),
