@@ -1,13 +1,14 @@
 //! Retry sleeps that wake the process once instead of twice.
 //!
 //! tokio's timer wheel counts whole milliseconds from the moment the runtime was built and
-//! keeps a deadline 64 ms or more away in a coarse slot; the thread wakes at that slot's start
-//! only to move the timer to a finer slot, then wakes again at the deadline. For a target that
-//! stays down, that idle wake-up costs about as much CPU as the attempt itself (`bench/`). A
-//! deadline that falls exactly on a slot boundary is fired by the first wake-up, so a retry
-//! delay of 32 ms or more is moved to a boundary next to it, picked at random so that the
-//! delays keep their mean and their spread, in 64 ms steps. Without a recorded origin (unit tests under a paused
-//! clock) delays are used as they are.
+//! keeps a deadline that lies beyond the current 64 ms block in a coarse slot; the thread
+//! wakes at that slot's start only to move the timer to a finer slot, then again at the
+//! deadline. For a target that stays down, that idle wake-up costs about as much CPU as the
+//! attempt itself (`bench/`). A deadline that falls exactly on a slot boundary is fired by the
+//! first wake-up, so a retry delay of 32 ms or more is moved to a boundary next to it (never by
+//! more than half the delay), picked at random so that the delays keep their mean and their
+//! spread. Without a recorded origin (unit tests under a paused clock) delays are used as
+//! they are.
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -29,9 +30,9 @@ pub fn mark_origin() {
     let _ = ORIGIN.set(Instant::now());
 }
 
-/// The moment to wake for a retry `delay` from now: exact for short delays, else one of the
-/// two slot boundaries around it, the nearer one the likelier (so that on average the delay
-/// is what the backoff drew), but never less than half the delay away.
+/// The moment to wake for a retry `delay` from now: one of the two slot boundaries around
+/// `now + delay`, the nearer one the likelier (so that on average the delay is what the
+/// backoff drew), as long as it is within half the delay of it; else the exact moment.
 pub fn wake_at(delay: Duration) -> Instant {
     let now = Instant::now();
     let exact = now + delay;
@@ -48,9 +49,14 @@ pub fn wake_at(delay: Duration) -> Instant {
     };
     let before = origin + SLOT * below - EARLY;
     let after = before + SLOT;
-    if before < now + delay / 2 || fastrand::u128(0..slot) < since % slot {
-        after
+    let fits = |at: Instant| at >= exact - delay / 2 && at <= exact + delay / 2;
+    let (likely, other) = if fastrand::u128(0..slot) < since % slot {
+        (after, before)
     } else {
-        before
-    }
+        (before, after)
+    };
+    [likely, other]
+        .into_iter()
+        .find(|&at| fits(at))
+        .unwrap_or(exact)
 }
