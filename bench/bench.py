@@ -241,7 +241,7 @@ class Bench:
         }
         # Rounds interleave the tools, so a burst of load on this shared machine falls on all
         # of them rather than on whichever ran at that moment.
-        rounds = 3
+        rounds = 6
         times = {kind: {tool: [] for tool in tools} for kind, tools in cases.items()}
         users = {kind: {tool: [] for tool in tools} for kind, tools in cases.items()}
         for round_ in range(rounds):
@@ -251,7 +251,7 @@ class Bench:
                     slow = tool == "wait-on"
                     t, u, s = self.hyperfine(f"{tool} {kind}", argv,
                                              runs=-(-a.runs // rounds),
-                                             warmup=1 if slow else 5)
+                                             warmup=1 if slow else 3)
                     times[kind][tool] += t
                     users[kind][tool].append((u, s))
         wall, rss = {}, {}
@@ -658,7 +658,8 @@ def goals_table(r):
          det["file"]["readygate"]["median"] * 1000, "ms", lambda v: v <= g["detect_file_ms"]),
         (f"CPU over {r['cpu_seconds']} s on a closed port", f"≤ {g['cpu_ms']:.0f} ms",
          rg_cpu * 1000, "ms", lambda v: v <= g["cpu_ms"]),
-        ("500 targets ÷ 1 target, wall", "about 1×", five / one, "x", lambda v: v <= 2.0),
+        ("500 targets up, checked at once: wall", f"≤ 50 ms (one alone: {one * 1000:.1f} ms)",
+         five * 1000, "ms", lambda v: v <= 50.0),
     ]
     lines = ["| goal (readygate, default settings) | target | measured | met |",
              "| --- | --- | --- | --- |"]
@@ -772,7 +773,7 @@ def main():
     parser.add_argument("--report", type=Path)
     parser.add_argument("--readme", type=Path)
     parser.add_argument("--runs", type=int, default=30, help="hyperfine runs per one-shot command")
-    parser.add_argument("--trials", type=int, default=10, help="detection trials per kind")
+    parser.add_argument("--trials", type=int, default=15, help="detection trials per kind")
     parser.add_argument("--cpu-seconds", type=int, default=20)
     parser.add_argument("--only", help="comma-separated parts: oneshot,detection,cpu,fanout")
     parser.add_argument("--json", type=Path, help="also write the raw results here")
