@@ -190,6 +190,7 @@ class Bench:
         self.rg = args.readygate
         self.results = {}
         self.counter = itertools.count()
+        self.idle = []
 
     # --- one-shot wall time -------------------------------------------------------------------
 
@@ -207,6 +208,21 @@ class Bench:
             raise SystemExit(f"bench: hyperfine failed on {name}:\n{done.stderr}")
         result = json.loads(out.read_text())["results"][0]
         return result["times"], result["user"], result["system"]
+
+    def hyperfine_all(self, kind, tools, runs):
+        """One hyperfine run over several commands, one after the other: wall times of each."""
+        out = self.work / f"hyperfine-{next(self.counter)}.json"
+        args = ["hyperfine", "-N", "--style", "none", "-w", "3", "-r", str(runs),
+                "--export-json", str(out)]
+        for tool, argv in tools.items():
+            args += ["-n", tool, shlex.join(argv)]
+        done = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"bench: hyperfine failed on one-shot {kind}:\n{done.stderr}")
+        return {
+            result["command"]: (result["times"], result["user"], result["system"])
+            for result in json.loads(out.read_text())["results"]
+        }
 
     def timed(self, name, argv, runs, warmup, rounds=1):
         """Summary of `argv`'s wall times over `rounds` hyperfine runs of `runs` each."""
@@ -239,30 +255,39 @@ class Bench:
                 "wait-for-them": [a.wait_for_them, "-s", "-t", "1000", url],
             },
         }
-        # Rounds interleave the tools, so a burst of load on this shared machine falls on all
-        # of them rather than on whichever ran at that moment.
-        rounds = 6
+        # Many short rounds, each one hyperfine run over every quick tool of a kind, interleave
+        # the tools finely: a burst of load on this shared machine falls on all of them rather
+        # than on whichever ran at that moment. Each round first waits a little for a quiet
+        # moment. wait-on (node, a third of a second a run) runs apart, so that it neither
+        # stretches the rounds nor flushes the CPU caches between the others' runs.
+        rounds = 10
+        per_round = max(1, -(-a.runs // rounds))
         times = {kind: {tool: [] for tool in tools} for kind, tools in cases.items()}
-        users = {kind: {tool: [] for tool in tools} for kind, tools in cases.items()}
+        cpu = {kind: {tool: [] for tool in tools} for kind, tools in cases.items()}
         for round_ in range(rounds):
             for kind, tools in cases.items():
-                for tool, argv in tools.items():
-                    log(f"one-shot {kind}: {tool} (round {round_ + 1}/{rounds})")
-                    slow = tool == "wait-on"
-                    t, u, s = self.hyperfine(f"{tool} {kind}", argv,
-                                             runs=-(-a.runs // rounds),
-                                             warmup=1 if slow else 3)
+                idle = wait_for_quiet()
+                self.idle.append(idle)
+                log(f"one-shot {kind}: round {round_ + 1}/{rounds} (machine {idle:.0%} idle)")
+                quick = {tool: argv for tool, argv in tools.items() if tool != "wait-on"}
+                for tool, (t, u, s) in self.hyperfine_all(kind, quick, per_round).items():
                     times[kind][tool] += t
-                    users[kind][tool].append((u, s))
+                    cpu[kind][tool].append((u, s))
+        for kind, tools in cases.items():
+            log(f"one-shot {kind}: wait-on")
+            t, u, s = self.hyperfine(f"wait-on {kind}", tools["wait-on"], runs=a.runs, warmup=2)
+            times[kind]["wait-on"] += t
+            cpu[kind]["wait-on"].append((u, s))
         wall, rss = {}, {}
         for kind, tools in cases.items():
             wall[kind], rss[kind] = {}, {}
             for tool, argv in tools.items():
-                u = statistics.mean(x for x, _ in users[kind][tool])
-                s = statistics.mean(y for _, y in users[kind][tool])
+                u = statistics.mean(x for x, _ in cpu[kind][tool])
+                s = statistics.mean(y for _, y in cpu[kind][tool])
                 wall[kind][tool] = summarize(times[kind][tool], u, s)
                 rss[kind][tool] = self.peak_rss(argv)
         self.results["oneshot"] = wall
+        self.results["oneshot_idle"] = statistics.median(self.idle)
         self.results["rss"] = rss
 
     def peak_rss(self, argv, times=5):
@@ -440,6 +465,28 @@ class Bench:
         }
         self.results["size"] = {tool: shipped_bytes(paths) for tool, paths in things.items()}
         self.results["readygate_bytes"] = os.path.getsize(a.readygate)
+
+
+def cpu_idle(seconds):
+    """The share of both cores' time that was idle over the next `seconds` (/proc/stat)."""
+    def sample():
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        return fields[3] + fields[4], sum(fields)
+    idle0, total0 = sample()
+    time.sleep(seconds)
+    idle1, total1 = sample()
+    return (idle1 - idle0) / max(1, total1 - total0)
+
+
+def wait_for_quiet(threshold=0.6, patience=3.0):
+    """Waits (up to `patience` seconds) until the machine is at least `threshold` idle; returns
+    the idle share last seen, so the report can say how busy the machine was."""
+    end = time.monotonic() + patience
+    idle = cpu_idle(0.2)
+    while idle < threshold and time.monotonic() < end:
+        time.sleep(0.5)
+        idle = cpu_idle(0.2)
+    return idle
 
 
 def summarize(times, user, system):
@@ -715,7 +762,9 @@ def report(r, args):
 Written by `bench/run.sh` (see the README's "Benchmark" section); do not edit by hand.
 
 - date: {r['date']}
-- machine: {r['machine']}; load average before / after: {r['load_before']} / {r['load_after']}
+- machine: {r['machine']}; load average before / after: {r['load_before']} / {r['load_after']};
+  one-shot rounds started when the machine was at least 60% idle, or after 3 s (median idle
+  share seen: {r.get('oneshot_idle', 0):.0%})
 - readygate: {v['readygate']}, commit {r['commit']}, {r['readygate_bytes']:,} bytes
 - peers: nginx {v['nginx']}, curl {v['curl']}, netcat-openbsd {v['netcat-openbsd']}, wait-for-it
   {v['wait-for-it']} (Debian), wait-on {v['wait-on']} (npm, node {v['node']}),
