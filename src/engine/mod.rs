@@ -266,7 +266,7 @@ async fn target_loop<C: Condition>(
             return false;
         }
         tokio::select! {
-            _ = sleep_until(pace::wake_at(delay)) => {}
+            _ = pace::sleep(delay) => {}
             _ = watch.changed() => {}
         }
     }

@@ -13,7 +13,7 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use tokio::time::Instant;
+use tokio::time::{sleep_until, Instant, Sleep};
 
 /// One slot of the wheel's first coarse level: 64 ticks of 1 ms.
 const SLOT: Duration = Duration::from_millis(64);
@@ -30,33 +30,35 @@ pub fn mark_origin() {
     let _ = ORIGIN.set(Instant::now());
 }
 
-/// The moment to wake for a retry `delay` from now: one of the two slot boundaries around
-/// `now + delay`, the nearer one the likelier (so that on average the delay is what the
-/// backoff drew), as long as it is within half the delay of it; else the exact moment.
-pub fn wake_at(delay: Duration) -> Instant {
-    let now = Instant::now();
-    let exact = now + delay;
-    let Some(&origin) = ORIGIN.get() else {
-        return exact;
-    };
-    if delay < SLOT / 2 || exact < origin {
-        return exact;
+/// Sleeps for a retry `delay`, ending on a slot boundary where that saves a wake-up.
+pub fn sleep(delay: Duration) -> Sleep {
+    match aligned(delay) {
+        Some(at) => sleep_until(at),
+        None => tokio::time::sleep(delay),
     }
+}
+
+/// One of the two slot boundaries around `now + delay`, the nearer one the likelier (so that
+/// on average the delay is what the backoff drew), as long as it is within half the delay of
+/// it; `None` when the delay is to be slept as it is.
+fn aligned(delay: Duration) -> Option<Instant> {
+    let &origin = ORIGIN.get()?;
+    if delay < SLOT / 2 {
+        return None;
+    }
+    let exact = Instant::now().checked_add(delay)?;
     let slot = SLOT.as_nanos();
-    let since = exact.duration_since(origin).as_nanos();
-    let Ok(below) = u32::try_from(since / slot) else {
-        return exact;
-    };
-    let before = origin + SLOT * below - EARLY;
-    let after = before + SLOT;
+    let since = exact.checked_duration_since(origin)?.as_nanos();
+    let below = u32::try_from(since / slot).ok()?;
+    let before = origin
+        .checked_add(SLOT.checked_mul(below)?)?
+        .checked_sub(EARLY)?;
+    let after = before.checked_add(SLOT)?;
     let fits = |at: Instant| at >= exact - delay / 2 && at <= exact + delay / 2;
     let (likely, other) = if fastrand::u128(0..slot) < since % slot {
         (after, before)
     } else {
         (before, after)
     };
-    [likely, other]
-        .into_iter()
-        .find(|&at| fits(at))
-        .unwrap_or(exact)
+    [likely, other].into_iter().find(|&at| fits(at))
 }
