@@ -612,7 +612,7 @@ def versions(args, nginx_version):
         "wait-for-it": deb("wait-for-it"),
         "wait-on": wait_on,
         "wait-for-them": first(["cargo", "install", "--list", "--root",
-                                str(Path(args.wait_for_them).resolve().parents[1])]),
+                                str(Path(args.wait_for_them).resolve().parents[1])]).rstrip(":"),
         "hyperfine": first(["hyperfine", "--version"]),
         "node": first(["node", "--version"]),
     }
