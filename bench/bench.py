@@ -224,15 +224,10 @@ class Bench:
             for result in json.loads(out.read_text())["results"]
         }
 
-    def timed(self, name, argv, runs, warmup, rounds=1):
-        """Summary of `argv`'s wall times over `rounds` hyperfine runs of `runs` each."""
-        times, user, system = [], [], []
-        for _ in range(rounds):
-            t, u, s = self.hyperfine(name, argv, runs, warmup)
-            times += t
-            user.append(u)
-            system.append(s)
-        return summarize(times, statistics.mean(user), statistics.mean(system))
+    def timed(self, name, argv, runs, warmup):
+        """Summary of `argv`'s wall times over one hyperfine run of `runs`."""
+        times, user, system = self.hyperfine(name, argv, runs, warmup)
+        return summarize(times, user, system)
 
     def oneshot(self, nginx):
         a = self.args
@@ -778,10 +773,14 @@ Written by `bench/run.sh` (see the README's "Benchmark" section); do not edit by
 
 ## Method
 
-- **One-shot**: `hyperfine -N` (no shell), warm-up then {args.runs} runs, against a private nginx
-  on 127.0.0.1 (its own temp config, a free port, `return 200`). readygate runs `probe`;
-  wait-for-it, wait-on and wait-for-them run with a 1 s timeout against the port that is up.
-  Ratios are to `/bin/true` measured in the same run: the cost of starting any process here.
+- **One-shot**: ten rounds, each one `hyperfine -N` run (no shell; 3 warm-up runs per command)
+  over `/bin/true`, readygate and the quick peers, one after the other, {-(-args.runs // 10)}
+  timed runs each; a round starts once the machine is at least 60% idle (or after 3 s), so load
+  from elsewhere falls on every tool alike. wait-on (node, a third of a second a run) runs apart,
+  {args.runs} runs after 2 warm-ups. The target is a private nginx on 127.0.0.1 (its own temp
+  config, a free port, `return 200`). readygate runs `probe`; wait-for-it, wait-on and
+  wait-for-them run with a 1 s timeout against the port that is up. Ratios are to `/bin/true`
+  measured in the same rounds: the cost of starting any process here.
 - **Peak RSS**: GNU time `%M`, median of 5 runs of the same one-shot command.
 - **Detection**: per kind (TCP, HTTP, file), all of that kind's waiters start together at their
   default settings; after a random 1–3 s the target comes up (a listener bound by the driver; for
