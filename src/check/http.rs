@@ -11,8 +11,8 @@ use hyper_util::rt::TokioIo;
 use super::{Context, HttpMethod};
 use crate::engine::Reason;
 use crate::matcher::MAX_BODY;
-use crate::target::{Host, HttpTarget};
-use crate::transport;
+use crate::target::HttpTarget;
+use crate::transport::{self, describe_error};
 
 /// Most redirects followed, as the kubelet (Go's HTTP client) does.
 const MAX_REDIRECTS: usize = 10;
@@ -90,7 +90,7 @@ async fn request(
     };
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
-        .map_err(|e| http_error(&e))?;
+        .map_err(|e| describe_error(&e))?;
     let connection = Connection(tokio::spawn(async move {
         let _ = connection.await;
     }));
@@ -98,7 +98,7 @@ async fn request(
     let response = sender
         .send_request(request)
         .await
-        .map_err(|e| http_error(&e))?;
+        .map_err(|e| describe_error(&e))?;
     Ok((response, connection))
 }
 
@@ -148,7 +148,7 @@ async fn read_body(mut body: Incoming) -> Result<Vec<u8>, Reason> {
                     collected.extend_from_slice(&data[..data.len().min(room)]);
                 }
             }
-            Some(Err(e)) => return Err(format!("reading body: {}", http_error(&e))),
+            Some(Err(e)) => return Err(format!("reading body: {}", describe_error(&e))),
             None => break,
         }
     }
@@ -170,7 +170,7 @@ fn redirect_target(current: &HttpTarget, response: &Response<Incoming>) -> Optio
     }
     let location = response.headers().get(LOCATION)?.to_str().ok()?;
     let next = follow(current, location)?;
-    (host_name(&next.endpoint.host) == host_name(&current.endpoint.host)).then_some(next)
+    (next.endpoint.host == current.endpoint.host).then_some(next)
 }
 
 /// Resolves `location` against `current`: absolute, scheme-relative, absolute-path or relative.
@@ -204,28 +204,4 @@ fn follow(current: &HttpTarget, location: &str) -> Option<HttpTarget> {
         path,
         ..current.clone()
     })
-}
-
-fn host_name(host: &Host) -> String {
-    host.to_string()
-}
-
-/// A hyper error in a few words, with its cause.
-fn http_error(err: &(dyn std::error::Error + 'static)) -> Reason {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        // An I/O cause in the same few words as everywhere else: `connection reset`, not
-        // `Connection reset by peer (os error 104)`.
-        let cause_text = match cause.downcast_ref::<std::io::Error>() {
-            Some(io) => transport::describe_io(io),
-            None => cause.to_string(),
-        };
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
