@@ -35,11 +35,9 @@ impl GrpcServer {
     /// Starts a server on 127.0.0.1 answering every call with `answer(service)`.
     pub fn start(answer: fn(&str) -> Health) -> GrpcServer {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        listener.set_nonblocking(true).expect("nonblocking");
         let addr = listener.local_addr().expect("local addr");
         let asked = Arc::new(Mutex::new(Vec::new()));
-        let record = asked.clone();
-        std::thread::spawn(move || serve(listener, answer, record));
+        serve(listener, answer, asked.clone());
         GrpcServer { addr, asked }
     }
 
@@ -54,31 +52,21 @@ fn serve(
     answer: fn(&str) -> Health,
     asked: Arc<Mutex<Vec<String>>>,
 ) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
-            let asked = asked.clone();
-            tokio::spawn(async move {
-                let service = service_fn(move |request: Request<Incoming>| {
-                    let asked = asked.clone();
-                    async move {
-                        let body = request.into_body().collect().await.map(|b| b.to_bytes());
-                        let service = body.map(|b| service_name(&b)).unwrap_or_default();
-                        asked.lock().unwrap().push(service.clone());
-                        Ok::<_, Infallible>(respond(answer(&service)))
-                    }
-                });
-                let _ = http2::Builder::new(TokioExecutor::new())
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
+    super::serve_on_thread(listener, move |stream| {
+        let asked = asked.clone();
+        async move {
+            let service = service_fn(move |request: Request<Incoming>| {
+                let asked = asked.clone();
+                async move {
+                    let body = request.into_body().collect().await.map(|b| b.to_bytes());
+                    let service = body.map(|b| service_name(&b)).unwrap_or_default();
+                    asked.lock().unwrap().push(service.clone());
+                    Ok::<_, Infallible>(respond(answer(&service)))
+                }
             });
+            let _ = http2::Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
         }
     });
 }

@@ -85,7 +85,7 @@ impl HttpServer {
     /// Starts a server whose handler gets each request and its 0-based number.
     pub fn start(handler: impl Fn(&Seen, usize) -> Answer + Send + Sync + 'static) -> HttpServer {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        Self::serve(listener, Duration::ZERO, Arc::new(handler))
+        Self::serve(listener, Arc::new(handler))
     }
 
     /// Starts listening on `port` only after `delay`: a server that comes up late.
@@ -107,16 +107,12 @@ impl HttpServer {
         HttpServer { addr, hits, seen }
     }
 
-    fn serve(
-        listener: std::net::TcpListener,
-        _delay: Duration,
-        handler: Arc<Handler>,
-    ) -> HttpServer {
+    fn serve(listener: std::net::TcpListener, handler: Arc<Handler>) -> HttpServer {
         let addr = listener.local_addr().expect("local addr");
         let hits = Arc::new(AtomicUsize::new(0));
         let seen = Arc::new(Mutex::new(Vec::new()));
         let (h, s) = (hits.clone(), seen.clone());
-        std::thread::spawn(move || run(listener, handler, h, s));
+        run(listener, handler, h, s);
         HttpServer { addr, hits, seen }
     }
 
@@ -142,57 +138,44 @@ fn run(
     hits: Arc<AtomicUsize>,
     seen: Arc<Mutex<Vec<Seen>>>,
 ) {
-    listener.set_nonblocking(true).expect("nonblocking");
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
-            let handler = handler.clone();
-            let hits = hits.clone();
-            let seen = seen.clone();
-            tokio::spawn(async move {
-                let service = service_fn(move |request: Request<Incoming>| {
-                    let request_seen = Seen {
-                        method: request.method().to_string(),
-                        path: request
-                            .uri()
-                            .path_and_query()
-                            .map(|p| p.to_string())
-                            .unwrap_or_default(),
-                        headers: request
-                            .headers()
-                            .iter()
-                            .map(|(n, v)| {
-                                (
-                                    n.to_string(),
-                                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                                )
-                            })
-                            .collect(),
-                    };
-                    let number = hits.fetch_add(1, Ordering::SeqCst);
-                    seen.lock().unwrap().push(request_seen.clone());
-                    let answer = handler(&request_seen, number);
-                    async move {
-                        let mut response = Response::builder().status(answer.status);
-                        for (name, value) in answer.headers {
-                            response = response.header(name, value);
-                        }
-                        Ok::<_, Infallible>(
-                            response.body(Full::new(Bytes::from(answer.body))).unwrap(),
-                        )
+    super::serve_on_thread(listener, move |stream| {
+        let handler = handler.clone();
+        let hits = hits.clone();
+        let seen = seen.clone();
+        async move {
+            let service = service_fn(move |request: Request<Incoming>| {
+                let request_seen = Seen {
+                    method: request.method().to_string(),
+                    path: request
+                        .uri()
+                        .path_and_query()
+                        .map(|p| p.to_string())
+                        .unwrap_or_default(),
+                    headers: request
+                        .headers()
+                        .iter()
+                        .map(|(n, v)| {
+                            (
+                                n.to_string(),
+                                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                            )
+                        })
+                        .collect(),
+                };
+                let number = hits.fetch_add(1, Ordering::SeqCst);
+                seen.lock().unwrap().push(request_seen.clone());
+                let answer = handler(&request_seen, number);
+                async move {
+                    let mut response = Response::builder().status(answer.status);
+                    for (name, value) in answer.headers {
+                        response = response.header(name, value);
                     }
-                });
-                let _ = http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
+                    Ok::<_, Infallible>(response.body(Full::new(Bytes::from(answer.body))).unwrap())
+                }
             });
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
         }
     });
 }

@@ -61,3 +61,29 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// Serves `listener` from a thread of its own (a current-thread runtime, so a test's own code
+/// stays synchronous): each accepted connection goes to `serve` on a task of its own. The thread
+/// ends with the test binary.
+pub fn serve_on_thread<F, Fut>(listener: TcpListener, serve: F)
+where
+    F: Fn(tokio::net::TcpStream) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    listener.set_nonblocking(true).expect("nonblocking");
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                tokio::spawn(serve(stream));
+            }
+        });
+    });
+}

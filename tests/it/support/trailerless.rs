@@ -52,40 +52,27 @@ impl TrailerlessGrpc {
     /// Starts the server on a free loopback port.
     pub fn start() -> TrailerlessGrpc {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        listener.set_nonblocking(true).expect("nonblocking");
         let addr = listener.local_addr().expect("local addr");
         let calls = Arc::new(AtomicUsize::new(0));
         let counter = calls.clone();
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-                loop {
-                    let Ok((stream, _)) = listener.accept().await else {
-                        continue;
-                    };
-                    let counter = counter.clone();
-                    tokio::spawn(async move {
-                        let service = service_fn(move |_: Request<Incoming>| {
-                            counter.fetch_add(1, Ordering::SeqCst);
-                            async {
-                                let response = Response::builder()
-                                    .status(200)
-                                    .header("content-type", "application/grpc")
-                                    .body(NoTrailers { sent: false })
-                                    .expect("response");
-                                Ok::<_, Infallible>(response)
-                            }
-                        });
-                        let _ = http2::Builder::new(TokioExecutor::new())
-                            .serve_connection(TokioIo::new(stream), service)
-                            .await;
-                    });
-                }
-            });
+        super::serve_on_thread(listener, move |stream| {
+            let counter = counter.clone();
+            async move {
+                let service = service_fn(move |_: Request<Incoming>| {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    async {
+                        let response = Response::builder()
+                            .status(200)
+                            .header("content-type", "application/grpc")
+                            .body(NoTrailers { sent: false })
+                            .expect("response");
+                        Ok::<_, Infallible>(response)
+                    }
+                });
+                let _ = http2::Builder::new(TokioExecutor::new())
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            }
         });
         TrailerlessGrpc { addr, calls }
     }
