@@ -2,6 +2,7 @@
 
 #[macro_use]
 mod say;
+mod atomic;
 mod check;
 mod cli;
 mod compat;

@@ -5,7 +5,7 @@ use std::fmt;
 use std::fs::OpenOptions;
 use std::io::{self, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::exit::Exit;
 use crate::redact::quoted;
@@ -124,40 +124,25 @@ pub fn write(path: &Path, state: State) -> Result<(), Fault> {
             describe_io(&err)
         ))
     };
-    let folder = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&folder).map_err(fail)?;
-    let name = path.file_name().ok_or_else(|| {
-        Fault::Content(format!(
+    if path.file_name().is_none() {
+        return Err(Fault::Content(format!(
             "state file {} does not name a file",
             path.display()
-        ))
-    })?;
-    // Unique per process and attempt, in the same folder so the rename cannot cross devices.
-    let temp = folder.join(format!(
-        ".{}.{}-{:08x}.tmp",
-        name.to_string_lossy(),
-        std::process::id(),
-        fastrand::u32(..)
-    ));
-    let written = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .open(&temp)
-        .and_then(|mut file| file.write_all(format!("{state}\n").as_bytes()))
-        .and_then(|()| std::fs::rename(&temp, path));
-    if let Err(err) = written {
-        let _ = std::fs::remove_file(&temp);
-        return Err(fail(err));
+        )));
     }
-    Ok(())
+    if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(folder).map_err(fail)?;
+    }
+    crate::atomic::replace(path, 0o644, |file| {
+        file.write_all(format!("{state}\n").as_bytes())
+    })
+    .map_err(|failure| fail(failure.error))
 }
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
 
     fn temp_folder(name: &str) -> PathBuf {
