@@ -20,17 +20,19 @@ impl Terminations {
 
     /// Resolves with the signal number (15 or 2) when one arrives.
     pub async fn next(&mut self) -> i32 {
-        async fn recv(signal: &mut Option<Signal>) {
-            match signal {
-                Some(signal) => {
-                    signal.recv().await;
-                }
-                None => std::future::pending().await,
-            }
-        }
         tokio::select! {
             _ = recv(&mut self.term) => libc::SIGTERM,
             _ = recv(&mut self.int) => libc::SIGINT,
         }
+    }
+}
+
+/// The next delivery of `signal`; never, if its handler could not be installed.
+pub async fn recv(signal: &mut Option<Signal>) {
+    match signal {
+        Some(signal) => {
+            signal.recv().await;
+        }
+        None => std::future::pending().await,
     }
 }

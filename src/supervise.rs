@@ -13,6 +13,7 @@ use tokio::time::{sleep, timeout};
 
 use crate::check::{http, Context, HttpMethod, Options};
 use crate::exit::Exit;
+use crate::signal::recv;
 use crate::target::HttpTarget;
 
 /// Reap even if a SIGCHLD was somehow not seen: a bound on how late an exit is noticed.
@@ -83,16 +84,6 @@ impl Signals {
             () = recv(&mut self.int) => Some(libc::SIGINT),
             () = recv(&mut self.hup) => Some(libc::SIGHUP),
         }
-    }
-}
-
-/// The next delivery of `signal`; never, if its handler could not be installed.
-async fn recv(signal: &mut Option<Signal>) {
-    match signal {
-        Some(signal) => {
-            signal.recv().await;
-        }
-        None => std::future::pending().await,
     }
 }
 

@@ -29,7 +29,8 @@ pub fn check(path: &Path, matcher: Option<&Matcher>) -> Result<(), Reason> {
     if !metadata.is_file() {
         return Err("not a regular file".into());
     }
-    let content = read_head(path).map_err(|e| format!("reading: {}", describe_io(&e)))?;
+    let content =
+        read_head(path, MAX_BODY as u64).map_err(|e| format!("reading: {}", describe_io(&e)))?;
     if matcher.is_match(&content) {
         Ok(())
     } else {
@@ -37,17 +38,24 @@ pub fn check(path: &Path, matcher: Option<&Matcher>) -> Result<(), Reason> {
     }
 }
 
-/// The first [`MAX_BODY`] bytes; non-blocking open so a path swapped for a FIFO cannot hang.
-fn read_head(path: &Path) -> io::Result<Vec<u8>> {
+/// The first `limit` bytes of a regular file; non-blocking open so a path swapped for a FIFO
+/// cannot hang. Anything but a regular file is `InvalidInput`, saying what it is.
+pub fn read_head(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::other("not a regular file"));
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        let what = if metadata.is_dir() {
+            "is a directory"
+        } else {
+            "is not a regular file"
+        };
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, what));
     }
     let mut content = Vec::new();
-    file.take(MAX_BODY as u64).read_to_end(&mut content)?;
+    file.take(limit).read_to_end(&mut content)?;
     Ok(content)
 }
 

@@ -8,8 +8,10 @@ use tokio::time::{sleep, sleep_until, Instant};
 
 use super::state::{self, State};
 use crate::check::file::FileWatch;
+use crate::check::CheckWatch;
 use crate::cli::{OnNative, SidecarLegacyArgs};
 use crate::engine::humanize;
+use crate::engine::{NoWatch, Watch as _};
 use crate::exit::Exit;
 use crate::signal::Terminations;
 
@@ -23,11 +25,9 @@ const POLL_WITHOUT_EVENTS: Duration = Duration::from_millis(100);
 pub async fn run(args: SidecarLegacyArgs, mut signals: Terminations) -> Exit {
     let path = &args.state;
     // Watching before the first read, so a write between the read and the wait is not missed.
-    let mut watch = FileWatch::new(path);
-    let poll = if watch.is_some() {
-        POLL_WITH_EVENTS
-    } else {
-        POLL_WITHOUT_EVENTS
+    let (mut watch, poll) = match FileWatch::new(path) {
+        Some(watch) => (CheckWatch::File(watch), POLL_WITH_EVENTS),
+        None => (CheckWatch::None(NoWatch), POLL_WITHOUT_EVENTS),
     };
     let deadline = Instant::now() + args.grace;
     tracing::info!(
@@ -45,7 +45,7 @@ pub async fn run(args: SidecarLegacyArgs, mut signals: Terminations) -> Exit {
         }
         tokio::select! {
             // Something in the state's folder changed: read again at once.
-            () = changed(&mut watch) => {}
+            () = watch.changed() => {}
             () = sleep(poll) => {}
             // One last read follows, so a write landing with the deadline still counts.
             () = sleep_until(deadline) => expired = true,
@@ -62,13 +62,6 @@ pub async fn run(args: SidecarLegacyArgs, mut signals: Terminations) -> Exit {
         humanize(args.grace)
     );
     crate::exec::exec(&args.command)
-}
-
-async fn changed(watch: &mut Option<FileWatch>) {
-    match watch {
-        Some(watch) => watch.changed().await,
-        None => std::future::pending().await,
-    }
 }
 
 /// The native copy runs the sidecar: this container has nothing left to do.

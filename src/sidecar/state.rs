@@ -2,9 +2,7 @@
 //! file in the same folder, then a rename) so a reader never sees a partial state.
 
 use std::fmt;
-use std::fs::OpenOptions;
-use std::io::{self, Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::io::{self, Write};
 use std::path::Path;
 
 use crate::exit::Exit;
@@ -62,7 +60,7 @@ impl Fault {
 /// Reads the state; `Ok(None)` when the file does not exist yet. Content other than the two
 /// states (surrounding whitespace aside) is a fault naming the file and what it holds.
 pub fn read(path: &Path) -> Result<Option<State>, Fault> {
-    let content = match read_small(path) {
+    let content = match crate::check::file::read_head(path, MAX_STATE) {
         Ok(content) => content,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(err) if err.kind() == io::ErrorKind::InvalidInput => {
@@ -89,30 +87,6 @@ pub fn read(path: &Path) -> Result<Option<State>, Fault> {
             quoted(other)
         ))),
     }
-}
-
-/// The first [`MAX_STATE`] bytes; a non-blocking open so a FIFO in its place cannot hang us.
-fn read_small(path: &Path) -> io::Result<Vec<u8>> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    let metadata = file.metadata()?;
-    if metadata.is_dir() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "is a directory",
-        ));
-    }
-    if !metadata.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "is not a regular file",
-        ));
-    }
-    let mut content = Vec::new();
-    file.take(MAX_STATE).read_to_end(&mut content)?;
-    Ok(content)
 }
 
 /// Replaces the state atomically: readers see the old state or the new one, never a mix.
