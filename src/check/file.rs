@@ -59,17 +59,37 @@ pub fn read_head(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     Ok(content)
 }
 
-/// What in a folder may mean the target changed: entries appearing, going, being written.
-fn mask() -> WatchMask {
-    WatchMask::CREATE
-        | WatchMask::MOVED_TO
-        | WatchMask::MOVED_FROM
-        | WatchMask::DELETE
-        | WatchMask::DELETE_SELF
-        | WatchMask::MOVE_SELF
-        | WatchMask::CLOSE_WRITE
-        | WatchMask::MODIFY
-        | WatchMask::ATTRIB
+/// Which changes in the watched folder wake the retry loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake {
+    /// Entries appearing, going or being renamed: all that matters when only existence does.
+    OnEntries,
+    /// Also writes to the entries and changes of their attributes: for content that must match.
+    OnContent,
+}
+
+impl Wake {
+    /// The inotify events for this kind of wake-up.
+    ///
+    /// Content events put the watch in the path of every write and close of every file in the
+    /// folder; when one of them is being delivered as readygate closes its inotify descriptor
+    /// (at exit, or at exec of COMMAND), the kernel makes the close wait out a grace period,
+    /// 5-15 ms here instead of 0.1 ms — after the target was found ready. Entry events alone
+    /// leave the folder's files unwatched, so the writer's own traffic never meets the watch.
+    fn mask(self) -> WatchMask {
+        let entries = WatchMask::CREATE
+            | WatchMask::MOVED_TO
+            | WatchMask::MOVED_FROM
+            | WatchMask::DELETE
+            | WatchMask::DELETE_SELF
+            | WatchMask::MOVE_SELF;
+        match self {
+            Wake::OnEntries => entries,
+            Wake::OnContent => {
+                entries | WatchMask::CLOSE_WRITE | WatchMask::MODIFY | WatchMask::ATTRIB
+            }
+        }
+    }
 }
 
 /// inotify on the nearest existing folder of the target path, re-aimed after every event so a
@@ -81,11 +101,13 @@ pub struct FileWatch {
     path: PathBuf,
     /// The folder watched now, and its watch.
     watching: Option<(PathBuf, WatchDescriptor)>,
+    /// The events that wake it.
+    wake: Wake,
 }
 
 impl FileWatch {
     /// Starts watching; `None` when inotify is unavailable (then the target is only polled).
-    pub fn new(path: &Path) -> Option<FileWatch> {
+    pub fn new(path: &Path, wake: Wake) -> Option<FileWatch> {
         let inotify = Inotify::init().ok()?;
         // SAFETY: `Inotify` owns its descriptor and keeps it open, unchanged, until dropped,
         // and it is dropped only with the `AsyncFd` that holds it.
@@ -95,6 +117,7 @@ impl FileWatch {
             inotify,
             path: path.to_path_buf(),
             watching: None,
+            wake,
         };
         watch.aim();
         Some(watch)
@@ -112,7 +135,7 @@ impl FileWatch {
         if let Some((_, old)) = self.watching.take() {
             let _ = watches.remove(old);
         }
-        if let Ok(descriptor) = watches.add(&folder, mask()) {
+        if let Ok(descriptor) = watches.add(&folder, self.wake.mask()) {
             self.watching = Some((folder, descriptor));
         }
     }
@@ -156,6 +179,15 @@ fn nearest_existing_folder(path: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn existence_alone_is_not_woken_by_writes() {
+        let content = WatchMask::CLOSE_WRITE | WatchMask::MODIFY | WatchMask::ATTRIB;
+        assert!(!Wake::OnEntries.mask().intersects(content));
+        assert!(Wake::OnContent
+            .mask()
+            .contains(content | Wake::OnEntries.mask()));
+    }
 
     #[test]
     fn nearest_folder_climbs_to_what_exists() {

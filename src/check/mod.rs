@@ -110,12 +110,22 @@ impl Watch for CheckWatch {
     }
 }
 
+impl Check {
+    /// A file target's content matters only with `--contains`/`--matches`.
+    fn file_wake(&self) -> file::Wake {
+        match self.context.options.matcher {
+            Some(_) => file::Wake::OnContent,
+            None => file::Wake::OnEntries,
+        }
+    }
+}
+
 impl Condition for Check {
     type Watch = CheckWatch;
 
     fn watch(&self) -> CheckWatch {
         match &self.target.kind {
-            Kind::File(path) => match file::FileWatch::new(path) {
+            Kind::File(path) => match file::FileWatch::new(path, self.file_wake()) {
                 Some(watch) => CheckWatch::File(watch),
                 None => CheckWatch::None(NoWatch),
             },

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::time::{sleep, sleep_until, Instant};
 
 use super::state::{self, State};
-use crate::check::file::FileWatch;
+use crate::check::file::{FileWatch, Wake};
 use crate::check::CheckWatch;
 use crate::cli::{OnNative, SidecarLegacyArgs};
 use crate::engine::humanize;
@@ -24,8 +24,9 @@ const POLL_WITHOUT_EVENTS: Duration = Duration::from_millis(100);
 /// Runs the legacy side: wait up to the grace period for `native`, then stand down or run.
 pub async fn run(args: SidecarLegacyArgs, mut signals: Terminations) -> Exit {
     let path = &args.state;
-    // Watching before the first read, so a write between the read and the wait is not missed.
-    let (mut watch, poll) = match FileWatch::new(path) {
+    // Watching before the first read, so a write between the read and the wait is not missed;
+    // the state is content, and a hand-written one may be written in place.
+    let (mut watch, poll) = match FileWatch::new(path, Wake::OnContent) {
         Some(watch) => (CheckWatch::File(watch), POLL_WITH_EVENTS),
         None => (CheckWatch::None(NoWatch), POLL_WITHOUT_EVENTS),
     };

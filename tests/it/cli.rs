@@ -568,6 +568,34 @@ fn file_content_and_configmap_style_symlink_swaps() {
 }
 
 #[test]
+fn content_written_in_place_is_noticed_by_its_event() {
+    let dir = TempDir::new();
+    let path = dir.join("mode");
+    std::fs::write(&path, "starting").unwrap();
+    // Polling every 10s: only the write's own event can release the wait this fast (an
+    // existence-only watch does not listen for writes; a content match must).
+    let (child, started) = readygate([
+        "wait",
+        "--interval",
+        "10s",
+        "--max-interval",
+        "10s",
+        "-t",
+        "20s",
+        "--contains",
+        "serving",
+        path.to_str().unwrap(),
+    ])
+    .spawn_captured();
+    std::thread::sleep(ms(500));
+    std::fs::write(&path, "serving").unwrap();
+    finish(child, started)
+        .expect_code(0)
+        .expect_slower_than(ms(500))
+        .expect_faster_than(4 * SECOND);
+}
+
+#[test]
 fn invert_waits_until_a_file_is_gone() {
     let dir = TempDir::new();
     let path = dir.join("lock");
