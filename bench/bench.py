@@ -133,52 +133,65 @@ http {{
 
 class Target:
     """A TCP or HTTP listener of our own, brought up at a chosen moment: `up()` returns the
-    monotonic time at which the kernel accepts connections. HTTP answers `200 ok` to anything."""
+    monotonic time at which the kernel accepts connections. HTTP answers `200 ok` to anything.
+
+    The accept loop runs before the listener exists (it waits for it), and every connection is
+    answered on a thread of its own: a waiter whose connection sits idle (a keep-alive pool, a
+    TCP-level pre-check) must not hold up the others' answers, nor thread start-up count as
+    anyone's detection latency."""
 
     def __init__(self, port, http):
         self.port, self.http = port, http
         self.sock = None
+        self.listening = threading.Event()
         self.stopping = threading.Event()
-        self.thread = None
-
-    def up(self):
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", self.port))
-        self.sock.listen(512)
-        at = time.monotonic()
         self.thread = threading.Thread(target=self.serve, daemon=True)
         self.thread.start()
+
+    def up(self):
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", self.port))
+        sock.listen(512)
+        at = time.monotonic()
+        sock.settimeout(0.1)
+        self.sock = sock
+        self.listening.set()
         return at
 
     def serve(self):
-        self.sock.settimeout(0.1)
+        self.listening.wait()
         while not self.stopping.is_set():
             try:
                 conn, _ = self.sock.accept()
             except (socket.timeout, OSError):
                 continue
-            with conn:
-                if not self.http:
-                    continue
-                conn.settimeout(1)
-                data = b""
-                try:
-                    while b"\r\n\r\n" not in data:
-                        chunk = conn.recv(4096)
-                        if not chunk:
-                            break
-                        data += chunk
-                    conn.sendall(
-                        b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n"
-                    )
-                except OSError:
-                    pass
+            if self.http:
+                threading.Thread(target=self.answer, args=(conn,), daemon=True).start()
+            else:
+                conn.close()
+
+    @staticmethod
+    def answer(conn):
+        with conn:
+            conn.settimeout(1)
+            data = b""
+            try:
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n"
+                )
+            except OSError:
+                pass
 
     def down(self):
         self.stopping.set()
-        if self.thread:
-            self.thread.join()
+        self.listening.set()
+        self.thread.join()
         if self.sock:
             self.sock.close()
 
@@ -345,15 +358,14 @@ class Bench:
                     )
                     for tool, argv in waiters.items()
                 }
+                target = None if kind == "file" else Target(port, http=(kind == "http"))
                 time.sleep(random.uniform(1.0, 3.0))
                 early = {tool for tool, p in procs.items() if p.poll() is not None}
-                target = None
-                if kind == "file":
+                if target is None:
                     fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o644)
                     os.close(fd)
                     at = time.monotonic()
                 else:
-                    target = Target(port, http=(kind == "http"))
                     at = target.up()
                 exits = exit_times(procs, timeout=10.0)
                 if target:
@@ -783,8 +795,10 @@ Written by `bench/run.sh` (see the README's "Benchmark" section); do not edit by
   measured in the same rounds: the cost of starting any process here.
 - **Peak RSS**: GNU time `%M`, median of 5 runs of the same one-shot command.
 - **Detection**: per kind (TCP, HTTP, file), all of that kind's waiters start together at their
-  default settings; after a random 1–3 s the target comes up (a listener bound by the driver; for
-  HTTP it answers `200`; for a file, the file is created). Latency runs from the moment the
+  default settings; after a random 1–3 s the target comes up (a listener bound by the driver,
+  whose accept loop was started beforehand; for HTTP it answers `200` to each connection on a
+  thread of its own, so no waiter's connection queues behind another's; for a file, the file is
+  created). Latency runs from the moment the
   listener or file exists to each waiter's exit, seen through a pidfd. {args.trials} trials; median
   and max. `nc -z`, `curl -sf` and the file `sh` loop are `until …; do sleep 1; done` loops.
 - **CPU**: every tool waits {r['cpu_seconds']} s on a port nothing listens on, all at once (they
