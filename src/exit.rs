@@ -1,7 +1,5 @@
 //! The exit statuses of the contract, and the one place that turns an outcome into a status.
 
-use std::process::ExitCode;
-
 /// How a readygate run ended; every command returns one of these and `main` maps it to a status.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Exit {
@@ -37,14 +35,13 @@ impl Exit {
             Exit::Child(code) => *code,
         }
     }
-}
 
-impl From<Exit> for ExitCode {
-    fn from(exit: Exit) -> ExitCode {
-        if let Exit::Usage(message) | Exit::Failed(message) = &exit {
+    /// Says the message of a usage error or failure on stderr, and returns the status.
+    pub fn report(self) -> u8 {
+        if let Exit::Usage(message) | Exit::Failed(message) = &self {
             say!("readygate: {message}");
         }
-        ExitCode::from(exit.code())
+        self.code()
     }
 }
 

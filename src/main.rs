@@ -1,4 +1,9 @@
 //! readygate: make Kubernetes workloads start in the right order.
+//!
+//! `no_main`: the C library calls [`main`] below directly, without std's start-up, which a
+//! one-shot `probe` paid for at every run; `entry` keeps the part of it readygate needs. Tests
+//! keep std's `main` (the test harness's).
+#![cfg_attr(not(test), no_main)]
 
 #[macro_use]
 mod say;
@@ -8,6 +13,8 @@ mod cli;
 mod compat;
 mod duration;
 mod engine;
+#[cfg(not(test))]
+mod entry;
 mod exec;
 mod exit;
 mod fdlimit;
@@ -30,21 +37,33 @@ mod target;
 mod tls;
 mod transport;
 
-use std::process::ExitCode;
-
 use clap::Parser;
 
 use cli::{Cli, Command};
 use exit::Exit;
 use plan::Plan;
 
-fn main() -> ExitCode {
+/// The process's entry point, called by the C library's start-up (see `entry`); argv is read
+/// through `std::env::args_os` instead of `argc`/`argv`.
+#[cfg(not(test))]
+#[no_mangle]
+extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
+    entry::init();
+    let status = readygate();
+    // std's start-up would flush stdout after `fn main`; `probe` reports there.
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    status.into()
+}
+
+/// Runs readygate (or the tool it was invoked as) and returns the exit status.
+#[cfg_attr(test, allow(dead_code))]
+fn readygate() -> u8 {
     if let Some(status) = compat::dispatch() {
         return status;
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(err) => return usage_error(err).into(),
+        Err(err) => return usage_error(err).report(),
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_io()
@@ -52,10 +71,10 @@ fn main() -> ExitCode {
         .build()
     {
         Ok(runtime) => runtime,
-        Err(err) => return Exit::Usage(format!("cannot start: {err}")).into(),
+        Err(err) => return Exit::Usage(format!("cannot start: {err}")).report(),
     };
     engine::pace::mark_origin();
-    runtime.block_on(run(cli)).into()
+    runtime.block_on(run(cli)).report()
 }
 
 /// Dispatches the parsed command.

@@ -4,11 +4,11 @@
 mod wait_for_it;
 
 use std::path::Path;
-use std::process::ExitCode;
 
-/// Runs the tool readygate was invoked as, judged by the file name in argv[0]; `None` means
-/// readygate was called by its own name (or any other) and parses its own command line.
-pub fn dispatch() -> Option<ExitCode> {
+/// Runs the tool readygate was invoked as, judged by the file name in argv[0], and returns its
+/// exit status; `None` means readygate was called by its own name (or any other) and parses its
+/// own command line.
+pub fn dispatch() -> Option<u8> {
     let mut args = std::env::args_os();
     let argv0 = args.next()?;
     let name = Path::new(&argv0).file_name()?.to_str()?;

@@ -8,7 +8,6 @@
 mod args;
 
 use std::ffi::OsString;
-use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use crate::engine::{self, Condition, NoWatch, Policy, Reason};
@@ -38,7 +37,7 @@ enum Waited {
 
 /// Runs a wait-for-it command line (`args`: everything after argv[0]) under the name
 /// `cmdname`, which the script's messages start with.
-pub fn main(cmdname: &str, args: Vec<OsString>) -> ExitCode {
+pub fn main(cmdname: &str, args: Vec<OsString>) -> u8 {
     let plan = match parse(args) {
         Invocation::Usage(complaint) => {
             if let Some(complaint) = complaint {
@@ -48,7 +47,7 @@ pub fn main(cmdname: &str, args: Vec<OsString>) -> ExitCode {
                 use std::io::Write as _;
                 let _ = write!(std::io::stderr(), "{}", usage(cmdname));
             }
-            return ExitCode::from(USAGE);
+            return USAGE;
         }
         Invocation::Wait(plan) => plan,
     };
@@ -84,7 +83,7 @@ pub fn main(cmdname: &str, args: Vec<OsString>) -> ExitCode {
         Ok(runtime) => runtime,
         Err(err) => {
             say!("{cmdname}: cannot start: {err}");
-            return ExitCode::from(USAGE);
+            return USAGE;
         }
     };
     let port = Port(endpoint(&plan.host, &plan.port));
@@ -103,7 +102,7 @@ pub fn main(cmdname: &str, args: Vec<OsString>) -> ExitCode {
             ));
             TIMED_OUT
         }
-        Waited::Signal(signal) => return ExitCode::from(crate::exit::Exit::Signal(signal).code()),
+        Waited::Signal(signal) => return crate::exit::Exit::Signal(signal).code(),
     };
     drop(runtime);
     let runs = plan
@@ -111,13 +110,13 @@ pub fn main(cmdname: &str, args: Vec<OsString>) -> ExitCode {
         .first()
         .is_some_and(|program| !program.is_empty());
     if plan.child || !runs {
-        return ExitCode::from(status);
+        return status;
     }
     if status != 0 && plan.strict {
         say("strict mode, refusing to execute subprocess".into());
-        return ExitCode::from(status);
+        return status;
     }
-    ExitCode::from(crate::exec::exec(&plan.command).code())
+    crate::exec::exec(&plan.command).code()
 }
 
 /// Retries the port through readygate's engine until it accepts, `limit` passes, or a signal.

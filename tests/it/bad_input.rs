@@ -383,3 +383,37 @@ fn a_closed_output_pipe_never_turns_into_a_crash() {
         );
     }
 }
+
+#[test]
+fn closed_standard_fds_are_opened_on_dev_null() {
+    // A parent that closed stdin and stderr (`readygate … <&- 2>&-`): readygate opens /dev/null
+    // there before anything else, so none of its sockets or files becomes fd 0 or 2, and
+    // COMMAND inherits /dev/null on them.
+    use std::os::unix::process::CommandExt;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let target = format!("tcp://{}", listener.local_addr().unwrap());
+    let mut command = readygate([
+        "wait",
+        "-v",
+        &target,
+        "--",
+        "readlink",
+        "/proc/self/fd/0",
+        "/proc/self/fd/2",
+    ]);
+    command.stdout(Stdio::piped());
+    // SAFETY: close is async-signal-safe, as a pre_exec hook requires.
+    unsafe {
+        command.pre_exec(|| {
+            libc::close(0);
+            libc::close(2);
+            Ok(())
+        })
+    };
+    let output = command.output().expect("run");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "/dev/null\n/dev/null\n"
+    );
+}
