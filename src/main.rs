@@ -17,6 +17,7 @@ mod engine;
 mod entry;
 mod exec;
 mod exit;
+mod fast_cli;
 mod fdlimit;
 mod header;
 mod install;
@@ -61,7 +62,11 @@ fn readygate() -> u8 {
     if let Some(status) = compat::dispatch() {
         return status;
     }
-    let cli = match Cli::try_parse() {
+    let fast = fast_cli::parse(
+        std::env::args_os(),
+        std::env::vars_os().map(|(name, _)| name),
+    );
+    let cli = match fast.map(Ok).unwrap_or_else(Cli::try_parse) {
         Ok(cli) => cli,
         Err(err) => return usage_error(err).report(),
     };
