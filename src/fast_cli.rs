@@ -12,7 +12,7 @@
 //! else, help and errors included, goes to clap. The value built is exactly the one clap
 //! builds, defaults included: the tests below compare the two on generated command lines.
 
-use std::ffi::OsString;
+use std::ffi::{CStr, OsString};
 
 use crate::cli::{Cli, Command, CommonArgs, LogFormat, Method, ProbeArgs, WaitArgs};
 
@@ -20,11 +20,12 @@ use crate::cli::{Cli, Command, CommonArgs, LogFormat, Method, ProbeArgs, WaitArg
 const ENV_PREFIX: &[u8] = b"READYGATE_";
 
 /// `args` (argv, from argv[0]) as clap would parse it, or `None` when clap is needed; `env`
-/// yields the names of the environment's variables.
+/// yields the environment's entries (`NAME=value`, as [`environment`] does) or just names.
 pub fn parse<A, E>(args: A, env: E) -> Option<Cli>
 where
     A: IntoIterator<Item = OsString>,
-    E: IntoIterator<Item = OsString>,
+    E: IntoIterator,
+    E::Item: AsRef<[u8]>,
 {
     let mut args = args.into_iter().skip(1);
     let wait = match args.next()?.to_str()? {
@@ -49,7 +50,7 @@ where
     }
     if env
         .into_iter()
-        .any(|name| name.as_encoded_bytes().starts_with(ENV_PREFIX))
+        .any(|entry| entry.as_ref().starts_with(ENV_PREFIX))
     {
         return None;
     }
@@ -64,6 +65,29 @@ where
         Command::Probe(ProbeArgs { common })
     };
     Some(Cli { command })
+}
+
+/// The environment's entries, `NAME=value`, read in place: `std::env::vars_os` copies every
+/// one into two allocations, and a pod gets several variables per Service in its namespace.
+pub fn environment() -> impl Iterator<Item = &'static [u8]> {
+    // SAFETY: `environ` is the C library's NULL-terminated array of NUL-terminated entries, or
+    // NULL. readygate never sets or removes a variable, so the array and its strings stay as
+    // they are for the life of the process.
+    let mut next = unsafe { libc::environ }.cast_const();
+    std::iter::from_fn(move || {
+        if next.is_null() {
+            return None;
+        }
+        // SAFETY: `next` points into `environ`, at or before its terminating NULL.
+        let entry = unsafe { *next };
+        if entry.is_null() {
+            return None;
+        }
+        // SAFETY: as above; `entry` was not the terminating NULL, so the next slot exists.
+        next = unsafe { next.add(1) };
+        // SAFETY: a NUL-terminated string that lives as long as the process (see above).
+        Some(unsafe { CStr::from_ptr(entry) }.to_bytes())
+    })
 }
 
 /// `CommonArgs` with only the targets given: every option at clap's default.
@@ -101,11 +125,6 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-
-    /// The test process's variable names: the same environment clap reads below.
-    fn env_names() -> impl Iterator<Item = OsString> {
-        std::env::vars_os().map(|(name, _)| name)
-    }
 
     /// One command-line word: plain words, targets, options, `--`, empty and non-UTF-8.
     fn word() -> impl Strategy<Value = OsString> {
@@ -163,7 +182,7 @@ mod tests {
 
         #[test]
         fn what_the_fast_path_takes_clap_parses_the_same(argv in argv()) {
-            if let Some(fast) = parse(argv.clone(), env_names()) {
+            if let Some(fast) = parse(argv.clone(), environment()) {
                 let clap = Cli::try_parse_from(&argv);
                 prop_assert!(clap.is_ok(), "clap rejects {:?}: {:?}", argv, clap.err());
                 prop_assert_eq!(format!("{fast:?}"), format!("{:?}", clap.unwrap()));
@@ -185,16 +204,26 @@ mod tests {
                 argv.push("--".into());
                 argv.extend(command);
             }
-            prop_assert_eq!(parse(argv.clone(), None).is_some(), utf8, "{:?}", argv);
+            prop_assert_eq!(parse(argv.clone(), [b"PATH=/bin"]).is_some(), utf8, "{:?}", argv);
         }
+    }
+
+    #[test]
+    fn environment_reads_what_std_reads() {
+        let std: Vec<Vec<u8>> = std::env::vars_os()
+            .map(|(name, value)| [name.as_encoded_bytes(), b"=", value.as_encoded_bytes()].concat())
+            .collect();
+        let ours: Vec<&[u8]> = environment().collect();
+        assert!(!ours.is_empty());
+        assert_eq!(ours, std);
     }
 
     #[test]
     fn any_readygate_variable_leaves_it_to_clap() {
         let argv = ["readygate", "probe", "tcp://db:5432"].map(OsString::from);
-        assert!(parse(argv.clone(), None).is_some());
-        assert!(parse(argv.clone(), [OsString::from("PATH")]).is_some());
-        assert!(parse(argv, [OsString::from("READYGATE_TIMEOUT")]).is_none());
+        assert!(parse(argv.clone(), [b"PATH=/bin"]).is_some());
+        assert!(parse(argv.clone(), [b"XREADYGATE_TIMEOUT=1s"]).is_some());
+        assert!(parse(argv, [b"READYGATE_TIMEOUT=1s"]).is_none());
     }
 
     #[test]

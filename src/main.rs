@@ -62,10 +62,7 @@ fn readygate() -> u8 {
     if let Some(status) = compat::dispatch() {
         return status;
     }
-    let fast = fast_cli::parse(
-        std::env::args_os(),
-        std::env::vars_os().map(|(name, _)| name),
-    );
+    let fast = fast_cli::parse(std::env::args_os(), fast_cli::environment());
     let cli = match fast.map(Ok).unwrap_or_else(Cli::try_parse) {
         Ok(cli) => cli,
         Err(err) => return usage_error(err).report(),
