@@ -70,7 +70,8 @@ pub struct ProbeArgs {
     pub common: CommonArgs,
 }
 
-/// The options `wait` and `probe` share.
+/// The options `wait` and `probe` share. `crate::fast_cli` builds this too, for command lines
+/// with no option; its tests compare that with clap, so a new field needs its clap default there.
 #[derive(Debug, Args)]
 pub struct CommonArgs {
     /// Targets: tcp://HOST:PORT, HOST:PORT, http(s)://…, file:///PATH, /PATH, ./PATH,

@@ -229,11 +229,13 @@ mod tests {
     #[test]
     fn every_variable_clap_reads_has_the_prefix() {
         let cli = Cli::command();
+        let mut seen = 0;
         for sub in ["wait", "probe"] {
             let mut sub = cli.find_subcommand(sub).expect("a subcommand").clone();
             sub.build();
             for arg in sub.get_arguments() {
                 if let Some(name) = arg.get_env() {
+                    seen += 1;
                     assert!(
                         name.as_encoded_bytes().starts_with(ENV_PREFIX),
                         "{name:?} of --{:?}",
@@ -242,5 +244,7 @@ mod tests {
                 }
             }
         }
+        // Both subcommands' arguments were built (they are deferred) and have fallbacks.
+        assert!(seen > 20, "{seen} variables");
     }
 }
