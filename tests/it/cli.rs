@@ -424,6 +424,33 @@ fn command_replaces_the_process_once_ready() {
 }
 
 #[test]
+fn command_starts_with_sigpipe_at_its_default_and_no_signal_blocked() {
+    // readygate itself ignores SIGPIPE (a closed stdout must not kill it); an ignored signal
+    // survives exec, so COMMAND would inherit it unless readygate restores it.
+    let dir = TempDir::new();
+    let ready = dir.join("ready");
+    std::fs::write(&ready, "").unwrap();
+    let ready = ready.to_str().unwrap();
+    let status = ["grep", "-E", "^Sig(Ign|Blk):", "/proc/self/status"];
+    let plain = [&["wait", ready, "--"][..], &status[..]].concat();
+    let with_options = [&["wait", "-q", "-t", "5s", ready, "--"][..], &status[..]].concat();
+    for args in [plain, with_options] {
+        let outcome = readygate(&args).outcome();
+        outcome.expect_code(0);
+        for line in outcome.stdout.lines() {
+            let (name, mask) = line.split_once(':').unwrap();
+            let mask = u64::from_str_radix(mask.trim(), 16).unwrap();
+            let sigpipe = 1u64 << (13 - 1);
+            match name {
+                "SigIgn" => assert_eq!(mask & sigpipe, 0, "COMMAND inherited SIGPIPE ignored"),
+                _ => assert_eq!(mask, 0, "COMMAND inherited blocked signals: {line}"),
+            }
+        }
+        assert_eq!(outcome.stdout.lines().count(), 2, "{outcome:#?}");
+    }
+}
+
+#[test]
 fn command_statuses_126_127_and_never_run_when_not_ready() {
     let dir = TempDir::new();
     let server = HttpServer::start(|_, _| Answer::body("ok"));
