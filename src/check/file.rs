@@ -69,13 +69,9 @@ pub enum Wake {
 }
 
 impl Wake {
-    /// The inotify events for this kind of wake-up.
-    ///
-    /// Content events put the watch in the path of every write and close of every file in the
-    /// folder; when one of them is being delivered as readygate closes its inotify descriptor
-    /// (at exit, or at exec of COMMAND), the kernel makes the close wait out a grace period,
-    /// 5-15 ms here instead of 0.1 ms — after the target was found ready. Entry events alone
-    /// leave the folder's files unwatched, so the writer's own traffic never meets the watch.
+    /// The inotify events for this kind of wake-up. A file that only has to exist is not
+    /// woken by every write to every file in its folder (a busy `/tmp`, a log folder): each
+    /// such wake-up would be a needless attempt.
     fn mask(self) -> WatchMask {
         let entries = WatchMask::CREATE
             | WatchMask::MOVED_TO
