@@ -1,6 +1,8 @@
 //! Opening the byte stream an attempt talks over: TCP to the resolved addresses (staggered, as
 //! in Happy Eyeballs), or a Unix socket.
 
+mod connect;
+
 use std::io;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -34,7 +36,7 @@ pub async fn connect_tcp(endpoint: &Endpoint) -> Result<TcpStream, Reason> {
     // One address has nothing to stagger: connecting in place spares a task and a timer, and
     // the runtime two wake-ups, on every attempt (most targets are one IP; `bench/`).
     if let [addr] = addrs[..] {
-        return match TcpStream::connect(addr).await {
+        return match connect::connect(addr).await {
             Ok(stream) => {
                 let _ = stream.set_nodelay(true);
                 Ok(stream)
@@ -52,7 +54,7 @@ pub async fn connect_tcp(endpoint: &Endpoint) -> Result<TcpStream, Reason> {
         tokio::select! {
             () = &mut next_after, if waiting.len() > 0 => {
                 let addr = waiting.next().expect("an address is waiting");
-                connecting.spawn(async move { (addr, TcpStream::connect(addr).await) });
+                connecting.spawn(async move { (addr, connect::connect(addr).await) });
                 next_after.as_mut().reset(Instant::now() + NEXT_ADDRESS_AFTER);
             }
             Some(joined) = connecting.join_next() => match joined {
@@ -148,4 +150,48 @@ pub fn describe_error(err: &(dyn std::error::Error + 'static)) -> String {
         source = cause.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use std::net::{Ipv4Addr, TcpListener};
+
+    use crate::target::Host;
+
+    fn endpoint(host: Host, port: u16) -> Endpoint {
+        Endpoint { host, port }
+    }
+
+    #[tokio::test]
+    async fn a_refusal_names_the_address() {
+        let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let err = connect_tcp(&endpoint(Host::Ip(Ipv4Addr::LOCALHOST.into()), port))
+            .await
+            .unwrap_err();
+        assert_eq!(err, format!("connection refused to 127.0.0.1:{port}"));
+    }
+
+    #[tokio::test]
+    async fn localhost_finds_the_loopback_that_listens() {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let stream = connect_tcp(&endpoint(Host::Name("localhost".into()), port))
+            .await
+            .unwrap();
+        assert_eq!(stream.peer_addr().unwrap(), listener.local_addr().unwrap());
+        drop(listener);
+        let err = connect_tcp(&endpoint(Host::Name("localhost".into()), port))
+            .await
+            .unwrap_err();
+        assert!(
+            err.starts_with("connection refused to ") && err.contains(" other address"),
+            "{err}"
+        );
+    }
 }
