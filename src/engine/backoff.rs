@@ -3,11 +3,14 @@
 
 use std::time::Duration;
 
-/// Yields the successive retry delays for one target.
+/// Yields the successive retry delays for one target, each drawn one call ahead so that the
+/// next one can be known in advance ([`Backoff::peek`]).
 #[derive(Debug)]
 pub struct Backoff {
-    /// The un-jittered delay the next call is based on.
+    /// The un-jittered delay `upcoming` was drawn from.
     base: Duration,
+    /// The delay the next call returns.
+    upcoming: Duration,
     /// The first delay, restored by [`Backoff::reset`].
     first: Duration,
     /// The cap on `base`.
@@ -19,27 +22,41 @@ pub struct Backoff {
 impl Backoff {
     /// A backoff starting at `first` and doubling up to `max` (`max` is raised to `first` if lower).
     pub fn new(first: Duration, max: Duration, seed: u64) -> Self {
+        let mut rng = fastrand::Rng::with_seed(seed);
         Backoff {
             base: first,
+            upcoming: jittered(first, &mut rng),
             first,
             max: max.max(first),
-            rng: fastrand::Rng::with_seed(seed),
+            rng,
         }
     }
 
     /// The next delay: uniform in `[base/2, base]`, after which `base` doubles up to the cap.
     pub fn next_delay(&mut self) -> Duration {
-        let base = self.base;
-        self.base = base.saturating_mul(2).min(self.max);
-        let half = base / 2;
-        let spread = (base - half).as_nanos() as u64;
-        half + Duration::from_nanos(self.rng.u64(0..=spread))
+        let delay = self.upcoming;
+        self.base = self.base.saturating_mul(2).min(self.max);
+        self.upcoming = jittered(self.base, &mut self.rng);
+        delay
+    }
+
+    /// The delay the next call to [`Backoff::next_delay`] will return.
+    pub fn peek(&self) -> Duration {
+        self.upcoming
     }
 
     /// Starts again from the first delay (after a success).
     pub fn reset(&mut self) {
         self.base = self.first;
+        self.upcoming = jittered(self.first, &mut self.rng);
     }
+}
+
+/// A delay uniform in `[base/2, base]`.
+fn jittered(base: Duration, rng: &mut fastrand::Rng) -> Duration {
+    let half = base / 2;
+    let spread = (base - half).as_nanos() as u64;
+    half + Duration::from_nanos(rng.u64(0..=spread))
 }
 
 #[cfg(test)]
@@ -61,6 +78,19 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn peek_tells_the_next_delay() {
+        let mut backoff = Backoff::new(10 * MS, 100 * MS, 3);
+        for _ in 0..10 {
+            let told = backoff.peek();
+            assert_eq!(backoff.next_delay(), told);
+        }
+        backoff.reset();
+        let told = backoff.peek();
+        assert!(told <= 10 * MS);
+        assert_eq!(backoff.next_delay(), told);
     }
 
     #[test]

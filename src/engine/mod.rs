@@ -212,6 +212,7 @@ async fn target_loop<C: Condition>(
 ) -> bool {
     let mut watch = condition.watch();
     let mut backoff = Backoff::new(policy.interval, policy.max_interval, seed);
+    let mut pacer = pace::Pacer::new();
     let mut streak = 0;
     let mut attempts = 0;
     loop {
@@ -265,8 +266,10 @@ async fn target_loop<C: Condition>(
         if policy.max_attempts.is_some_and(|max| attempts >= max) {
             return false;
         }
+        // Cancellation: both arms are cancel-safe; a sleep cut short by the watch leaves its
+        // timer to run out idle, and the pacer arms afresh.
         tokio::select! {
-            _ = pace::sleep(delay) => {}
+            _ = pacer.sleep(delay, backoff.peek()) => {}
             _ = watch.changed() => {}
         }
     }

@@ -1,4 +1,4 @@
-//! Retry sleeps that wake the process once instead of twice.
+//! Retry sleeps that wake the process once per retry, and only when the retry is due.
 //!
 //! tokio's timer wheel counts whole milliseconds from the moment the runtime was built and
 //! keeps a deadline that lies beyond the current 64 ms block in a coarse slot; the thread
@@ -10,7 +10,14 @@
 //! spread. Processes started at different moments have their boundaries in different places,
 //! so pods started together still do not retry in lock-step. Without a recorded origin (unit
 //! tests under a paused clock) delays are used as they are.
+//!
+//! tokio also wakes its own driver (an eventfd write, and a turn of the runtime that finds
+//! nothing to do) whenever a timer is armed earlier than every timer it already holds: which
+//! is what a retry sleep armed just after the previous one fired always is. So [`Pacer`] arms
+//! the sleep for the retry after next while it still holds the one for the next retry, and
+//! when that retry fails in time, sleeps on the timer already armed.
 
+use std::pin::Pin;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -23,6 +30,11 @@ const SLOT: Duration = Duration::from_millis(64);
 /// lands on the boundary itself for an origin recorded up to half a millisecond late.
 const EARLY: Duration = Duration::from_micros(500);
 
+/// How long after its sleep ended an attempt may end and still have its retry counted from
+/// the sleep's end rather than its own (so the timer armed in advance serves): the wake-up's
+/// rounding to a whole millisecond and a loopback attempt, with room for a busy machine.
+const SLACK: Duration = Duration::from_millis(5);
+
 /// When the runtime's clock started, as seen just after building the runtime.
 static ORIGIN: OnceLock<Instant> = OnceLock::new();
 
@@ -31,19 +43,86 @@ pub fn mark_origin() {
     let _ = ORIGIN.set(Instant::now());
 }
 
-/// Sleeps for a retry `delay`, ending on a slot boundary where that saves a wake-up.
-pub fn sleep(delay: Duration) -> Sleep {
-    match aligned(delay) {
-        Some(at) => sleep_until(at),
-        None => tokio::time::sleep(delay),
+/// When to wake for a retry `delay` counted from `from`: on a slot boundary where that saves a
+/// wake-up, else `from + delay`.
+fn wake_at(from: Instant, delay: Duration) -> Instant {
+    let aligned = ORIGIN
+        .get()
+        .and_then(|&origin| boundary_near(origin, from, delay, fastrand::f64()));
+    aligned.unwrap_or_else(|| from.checked_add(delay).unwrap_or(from + FAR))
+}
+
+/// Far enough to be never, near enough for any clock to represent.
+const FAR: Duration = Duration::from_secs(86400 * 365 * 30);
+
+/// The retry sleeps of one target: two timers, one slept on, the other armed a retry ahead.
+pub struct Pacer {
+    /// The two timers; `sleeps[spare]` is the one armed ahead, when `ahead` says so.
+    sleeps: [Pin<Box<Sleep>>; 2],
+    /// Index of the timer armed ahead.
+    spare: usize,
+    /// What the spare timer was armed for, if it is armed.
+    ahead: Option<Ahead>,
+}
+
+/// The retry a spare timer was armed for.
+#[derive(Debug, Clone, Copy)]
+struct Ahead {
+    /// The delay it stands for.
+    delay: Duration,
+    /// Where that delay was counted from: the end of the sleep before it.
+    from: Instant,
+}
+
+impl Default for Pacer {
+    fn default() -> Self {
+        Pacer::new()
     }
 }
 
-/// A boundary to wake at for `delay` from now, or `None` to sleep the delay as it is.
-fn aligned(delay: Duration) -> Option<Instant> {
-    let &origin = ORIGIN.get()?;
-    let now = Instant::now();
-    boundary_near(origin, now, delay, fastrand::f64())
+impl Pacer {
+    /// Two idle timers.
+    pub fn new() -> Self {
+        let idle = || Box::pin(sleep_until(Instant::now() + FAR));
+        Pacer {
+            sleeps: [idle(), idle()],
+            spare: 1,
+            ahead: None,
+        }
+    }
+
+    /// The sleep before the next attempt, `delay` from now, with the timer for the one after
+    /// it armed `following` later (what the backoff will draw if that attempt fails too).
+    /// The sleep returned ends on its own; dropping it unawaited (a watch that fires first)
+    /// only leaves its timer to run out idle.
+    pub fn sleep(&mut self, delay: Duration, following: Duration) -> Pin<&mut Sleep> {
+        let now = Instant::now();
+        let in_time = self.ahead.is_some_and(|ahead| {
+            ahead.delay == delay && now >= ahead.from && now - ahead.from <= SLACK
+        });
+        let current = if in_time {
+            self.spare
+        } else {
+            let current = 1 - self.spare;
+            arm(&mut self.sleeps[current], wake_at(now, delay));
+            current
+        };
+        let from = self.sleeps[current].deadline();
+        self.spare = 1 - current;
+        arm(&mut self.sleeps[self.spare], wake_at(from, following));
+        self.ahead = Some(Ahead {
+            delay: following,
+            from,
+        });
+        self.sleeps[current].as_mut()
+    }
+}
+
+/// Arms `sleep` for `at` now, in tokio's wheel at `at` itself: a fresh timer, since moving an
+/// armed one later leaves it where it was, to wake the thread there for nothing.
+fn arm(sleep: &mut Pin<Box<Sleep>>, at: Instant) {
+    sleep.set(sleep_until(at));
+    sleep.as_mut().reset(at);
 }
 
 /// One of the two slot boundaries around `now + delay`, the nearer one the likelier (`coin` in
@@ -129,5 +208,48 @@ mod tests {
             (0.95..1.05).contains(&ratio),
             "slept {ratio:.3} of what was drawn"
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_retry_in_time_sleeps_on_the_timer_armed_ahead() {
+        let mut pacer = Pacer::new();
+        let start = Instant::now();
+        let first = pacer.sleep(10 * MS, 20 * MS);
+        assert_eq!(first.deadline(), start + 10 * MS);
+        first.await;
+        // The attempt took no time: the armed timer serves, counted from the sleep's end.
+        tokio::time::advance(MS).await;
+        let second = pacer.sleep(20 * MS, 40 * MS);
+        assert_eq!(second.deadline(), start + 30 * MS);
+        second.await;
+        assert_eq!(Instant::now(), start + 30 * MS);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_late_attempt_or_another_delay_counts_from_now() {
+        let mut pacer = Pacer::new();
+        pacer.sleep(10 * MS, 20 * MS).await;
+        tokio::time::advance(SLACK + MS).await;
+        let now = Instant::now();
+        let late = pacer.sleep(20 * MS, 40 * MS);
+        assert_eq!(late.deadline(), now + 20 * MS);
+        late.await;
+        // After a success the delay is the first one again, not the one armed for.
+        let now = Instant::now();
+        let other = pacer.sleep(10 * MS, 15 * MS);
+        assert_eq!(other.deadline(), now + 10 * MS);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_sleep_cut_short_is_not_counted_from() {
+        let mut pacer = Pacer::new();
+        let start = Instant::now();
+        // A watch fired before this sleep ended: it is dropped unawaited.
+        assert!(!pacer.sleep(50 * MS, 80 * MS).is_elapsed());
+        tokio::time::advance(5 * MS).await;
+        let next = pacer.sleep(80 * MS, 100 * MS);
+        assert_eq!(next.deadline(), start + 85 * MS);
+        next.await;
+        assert_eq!(Instant::now(), start + 85 * MS);
     }
 }
