@@ -3,6 +3,7 @@
 
 mod connect;
 
+use std::cell::RefCell;
 use std::io;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -15,7 +16,7 @@ use tokio::time::{sleep, Instant};
 
 use crate::engine::Reason;
 use crate::resolve::resolve;
-use crate::target::Endpoint;
+use crate::target::{Endpoint, Host};
 
 /// Any stream an HTTP or gRPC client can run over.
 pub trait Io: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
@@ -32,17 +33,13 @@ const NEXT_ADDRESS_AFTER: Duration = Duration::from_millis(250);
 /// Connects to the first address of `endpoint` that accepts, trying every address it resolves
 /// to; the error names the last failure.
 pub async fn connect_tcp(endpoint: &Endpoint) -> Result<TcpStream, Reason> {
-    let addrs = resolve(endpoint).await?;
-    // One address has nothing to stagger: connecting in place spares a task and a timer, and
-    // the runtime two wake-ups, on every attempt (most targets are one IP; `bench/`).
+    let addrs = match endpoint.host {
+        // An IP literal is one address: no list to allocate on every attempt.
+        Host::Ip(ip) => return connect_one(SocketAddr::new(ip, endpoint.port)).await,
+        Host::Name(_) => resolve(endpoint).await?,
+    };
     if let [addr] = addrs[..] {
-        return match connect::connect(addr).await {
-            Ok(stream) => {
-                let _ = stream.set_nodelay(true);
-                Ok(stream)
-            }
-            Err(err) => Err(connect_error(&addr, &err, 1)),
-        };
+        return connect_one(addr).await;
     }
     let mut waiting = addrs.iter().copied();
     let mut connecting = JoinSet::new();
@@ -78,7 +75,42 @@ pub async fn connect_tcp(endpoint: &Endpoint) -> Result<TcpStream, Reason> {
     }
 }
 
+/// Connects to a single address in place: with nothing to stagger, that spares a task and a
+/// timer, and the runtime two wake-ups, on every attempt (most targets are one IP; `bench/`).
+async fn connect_one(addr: SocketAddr) -> Result<TcpStream, Reason> {
+    match connect::connect(addr).await {
+        Ok(stream) => {
+            let _ = stream.set_nodelay(true);
+            Ok(stream)
+        }
+        Err(err) => Err(connect_error(&addr, &err, 1)),
+    }
+}
+
+thread_local! {
+    /// The last connect error's text, with the address, OS error and address count it says:
+    /// a target that stays down is refused the same way many times a second, and formatting
+    /// the address afresh was a quarter of the instructions such an attempt ran.
+    static LAST_CONNECT_ERROR: RefCell<Option<(SocketAddr, i32, usize, Reason)>> =
+        const { RefCell::new(None) };
+}
+
+/// `connection refused to 127.0.0.1:5432`, naming how many other addresses were tried.
 fn connect_error(addr: &SocketAddr, err: &io::Error, tried: usize) -> Reason {
+    let Some(code) = err.raw_os_error() else {
+        return format_connect_error(addr, err, tried);
+    };
+    LAST_CONNECT_ERROR.with_borrow_mut(|last| match last {
+        Some((a, c, t, text)) if a == addr && *c == code && *t == tried => text.clone(),
+        _ => {
+            let text = format_connect_error(addr, err, tried);
+            *last = Some((*addr, code, tried, text.clone()));
+            text
+        }
+    })
+}
+
+fn format_connect_error(addr: &SocketAddr, err: &io::Error, tried: usize) -> Reason {
     let also = if tried > 1 {
         format!(
             " (and {} other address{})",
@@ -158,8 +190,6 @@ mod tests {
 
     use std::net::{Ipv4Addr, TcpListener};
 
-    use crate::target::Host;
-
     fn endpoint(host: Host, port: u16) -> Endpoint {
         Endpoint { host, port }
     }
@@ -175,6 +205,36 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(err, format!("connection refused to 127.0.0.1:{port}"));
+    }
+
+    #[test]
+    fn a_repeated_connect_error_is_told_as_it_is() {
+        let refused = io::Error::from_raw_os_error(libc::ECONNREFUSED);
+        let unreachable = io::Error::from_raw_os_error(libc::ENETUNREACH);
+        let a: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let b: SocketAddr = "[::1]:1".parse().unwrap();
+        for _ in 0..2 {
+            assert_eq!(
+                connect_error(&a, &refused, 1),
+                "connection refused to 127.0.0.1:1"
+            );
+            assert_eq!(
+                connect_error(&a, &refused, 1),
+                "connection refused to 127.0.0.1:1"
+            );
+            assert_eq!(
+                connect_error(&b, &refused, 2),
+                "connection refused to [::1]:1 (and 1 other address)"
+            );
+            assert_eq!(
+                connect_error(&b, &unreachable, 2),
+                "network is unreachable to [::1]:1 (and 1 other address)"
+            );
+            assert_eq!(
+                connect_error(&b, &refused, 3),
+                "connection refused to [::1]:1 (and 2 other addresses)"
+            );
+        }
     }
 
     #[tokio::test]
