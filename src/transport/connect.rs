@@ -5,11 +5,12 @@
 //! processed as the socket is released at the end of the call. Asking once more with a second
 //! `connect()` tells which: `0` (established), the pending error (`ECONNREFUSED`), or
 //! `EALREADY` (still on its way, as for any remote peer). Only that last case waits for tokio.
-//! So the refused case, which a target that stays down repeats many times a second, costs
-//! `socket` + `connect` + `connect` + `close`: the socket is never registered with epoll, and
-//! an attempt that never waits never arms the engine's attempt timeout (tokio arms a timer
-//! on its first poll), which spares the runtime a self-wake. An answered attempt went from
-//! 11 system calls and 3 parks to 7 and 2.
+//! So an answered attempt never registers its socket with epoll, and, never waiting, never
+//! arms the engine's attempt timeout (tokio arms a timer on its first poll), which spares
+//! the runtime a self-wake; and a refused socket is kept to connect again at the next
+//! attempt. An attempt on a closed port went from 11 system calls and 3 parks (socket,
+//! connect, epoll_ctl ×2, getsockopt, close, eventfd writes ×2, epoll_wait ×3) to the two
+//! `connect()` calls, plus the retry sleep's one `epoll_wait`.
 
 use std::cell::RefCell;
 use std::io;
