@@ -1,6 +1,8 @@
 //! `http://` and `https://`: ready when a response has an accepted status and, with
 //! `--contains`/`--matches`, a body that matches. Redirects are handled as the kubelet does.
 
+use std::future::Future;
+
 use base64::Engine as _;
 use http_body_util::{BodyExt, Empty};
 use hyper::body::{Bytes, Incoming};
@@ -10,7 +12,7 @@ use hyper_util::rt::TokioIo;
 
 use super::{Context, HttpMethod};
 use crate::engine::Reason;
-use crate::matcher::MAX_BODY;
+use crate::matcher::{Matcher, MAX_BODY};
 use crate::target::HttpTarget;
 use crate::transport::{self, describe_error};
 
@@ -23,58 +25,82 @@ const AGENT: &str = concat!("readygate/", env!("CARGO_PKG_VERSION"));
 /// One attempt: request, following same-host redirects, then judge status and body.
 pub async fn check(target: &HttpTarget, context: &Context) -> Result<(), Reason> {
     let options = &context.options;
-    let mut current = target.clone();
+    let mut redirected: Option<HttpTarget> = None;
     for _ in 0..=MAX_REDIRECTS {
-        let (response, _connection) = request(&current, context).await?;
-        let status = response.status();
-        if status.is_redirection() {
-            if let Some(next) = redirect_target(&current, &response) {
-                current = next;
-                continue;
-            }
-        }
-        if !options.statuses.contains(status.as_u16()) {
-            return Err(format!("status {}", status.as_u16()));
-        }
-        return match &options.matcher {
-            Some(matcher) if options.method == HttpMethod::Get => {
-                let body = read_body(response.into_body()).await?;
+        let current = redirected.as_ref().unwrap_or(target);
+        let step = exchange(current, context, |response| {
+            answer(current, response, options)
+        })
+        .await?;
+        match step {
+            Step::Redirect(next) => redirected = Some(next),
+            Step::Ready => return Ok(()),
+            Step::Body(body, matcher) => {
                 // A regex over a hostile megabyte can take seconds: keep it off the timers' thread.
                 let judge = matcher.clone();
-                if super::offload::run(move || judge.is_match(&body)).await? {
+                return if super::offload::run(move || judge.is_match(&body)).await? {
                     Ok(())
                 } else {
                     Err(matcher.failure("body"))
-                }
+                };
             }
-            _ => Ok(()),
-        };
+        }
     }
     Err(format!("stopped after {MAX_REDIRECTS} redirects"))
+}
+
+/// What one response leads to.
+enum Step<'a> {
+    /// A same-host redirect to follow.
+    Redirect(HttpTarget),
+    /// An accepted status, and no body to match.
+    Ready,
+    /// An accepted status and the body's first [`MAX_BODY`] bytes, still to be matched.
+    Body(Vec<u8>, &'a Matcher),
+}
+
+/// Judges one response: a redirect to follow, a refused status, or what is left to check.
+async fn answer<'a>(
+    current: &HttpTarget,
+    response: Response<Incoming>,
+    options: &'a super::Options,
+) -> Result<Step<'a>, Reason> {
+    let status = response.status();
+    if status.is_redirection() {
+        if let Some(next) = redirect_target(current, &response) {
+            return Ok(Step::Redirect(next));
+        }
+    }
+    if !options.statuses.contains(status.as_u16()) {
+        return Err(format!("status {}", status.as_u16()));
+    }
+    match &options.matcher {
+        Some(matcher) if options.method == HttpMethod::Get => {
+            Ok(Step::Body(read_body(response.into_body()).await?, matcher))
+        }
+        _ => Ok(Step::Ready),
+    }
 }
 
 /// One request with the context's method over a fresh connection, no redirect followed and
 /// no body read: the status it got. For `--on-exit`'s POST, which is a notice, not a check.
 pub async fn send(target: &HttpTarget, context: &Context) -> Result<StatusCode, Reason> {
-    let (response, _connection) = request(target, context).await?;
-    Ok(response.status())
+    exchange(
+        target,
+        context,
+        |response| async move { Ok(response.status()) },
+    )
+    .await
 }
 
-/// Aborts the task driving a connection when dropped, so no socket outlives its attempt.
-struct Connection(tokio::task::JoinHandle<()>);
-
-impl Drop for Connection {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-/// Sends one request over a fresh connection and returns the response head (body unread),
-/// with the connection it arrived on.
-async fn request(
-    target: &HttpTarget,
-    context: &Context,
-) -> Result<(Response<Incoming>, Connection), Reason> {
+/// Sends one request over a fresh connection and hands the response (body unread) to `judge`.
+/// The connection is driven here, alongside `judge`, rather than spawned: no task to allocate
+/// and wake, and the socket closes when this returns, so none outlives its attempt.
+async fn exchange<T, F, J>(target: &HttpTarget, context: &Context, judge: J) -> Result<T, Reason>
+where
+    J: FnOnce(Response<Incoming>) -> F,
+    F: Future<Output = Result<T, Reason>>,
+{
     let options = &context.options;
     let stream = transport::open(&target.endpoint, options.unix_socket.as_deref()).await?;
     let stream = if target.tls {
@@ -88,18 +114,27 @@ async fn request(
     } else {
         stream
     };
+    let request = build_request(target, options)?;
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
         .map_err(|e| describe_error(&e))?;
-    let connection = Connection(tokio::spawn(async move {
-        let _ = connection.await;
-    }));
-    let request = build_request(target, options)?;
-    let response = sender
-        .send_request(request)
-        .await
-        .map_err(|e| describe_error(&e))?;
-    Ok((response, connection))
+    let exchange = async {
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|e| describe_error(&e))?;
+        judge(response).await
+    };
+    tokio::pin!(exchange);
+    // Cancellation: dropping this future drops both arms, which closes the connection.
+    tokio::select! {
+        biased;
+        outcome = &mut exchange => outcome,
+        // Ended first, with or without an error: hyper has handed the outcome (a response, a
+        // body's end, or the error) to the request and its body, so the exchange finishes
+        // from what it was given, as it did when a spawned task drove the connection.
+        _ = connection => exchange.await,
+    }
 }
 
 fn build_request(
