@@ -6,7 +6,9 @@ use std::future::Future;
 use base64::Engine as _;
 use http_body_util::{BodyExt, Empty};
 use hyper::body::{Bytes, Incoming};
-use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_LENGTH, HOST, LOCATION, USER_AGENT};
+use hyper::header::{
+    HeaderValue, AUTHORIZATION, CONNECTION, CONTENT_LENGTH, HOST, LOCATION, USER_AGENT,
+};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 
@@ -128,6 +130,7 @@ where
     tokio::pin!(exchange);
     // Cancellation: dropping this future drops both arms, which closes the connection.
     tokio::select! {
+        // The exchange first: it queues the request before the connection's first poll looks.
         biased;
         outcome = &mut exchange => outcome,
         // Ended first, with or without an error: hyper has handed the outcome (a response, a
@@ -153,6 +156,9 @@ fn build_request(
         HeaderValue::from_str(&target.authority).map_err(|_| "invalid host".to_string())?,
     );
     headers.insert(USER_AGENT, HeaderValue::from_static(AGENT));
+    // One request per connection, as the kubelet's prober says too: hyper then neither reads
+    // on for a next response nor keeps a buffer for one.
+    headers.insert(CONNECTION, HeaderValue::from_static("close"));
     if let Some(credentials) = &target.credentials {
         let encoded = base64::engine::general_purpose::STANDARD.encode(credentials);
         let mut value = HeaderValue::from_str(&format!("Basic {encoded}"))
