@@ -15,11 +15,11 @@
 # address (no ASLR for the image; its stack, heap and mmaps stay randomized). readygate is
 # memory-safe Rust (its few `unsafe` blocks are libc calls), so a fixed image gives an attacker
 # little.
-# `--cfg httparse_disable_simd`: httparse otherwise picks its SIMD routines on the first response
-# it parses, through std's CPU-feature detection: a dozen `cpuid` instructions, each a trap to
-# the hypervisor in a VM (5.5 us apiece on a Firecracker VM: 66 us of a 0.73 ms `probe
-# http://`, 1.41x to 1.29x `/bin/true`, side by side). Its portable SWAR routines read the few
-# hundred bytes of a probe's response as fast, and accept exactly the same bytes.
+# `--cfg httparse_disable_simd="1"`: httparse otherwise picks its SIMD routines on the first
+# response it parses, through std's CPU-feature detection: a run of `cpuid` instructions, each
+# a trap to the hypervisor in a VM (5.5 us apiece on a Firecracker VM: 35-44 us of a 0.69 ms
+# `probe http://`, 1.27x to 1.21x `/bin/true`, side by side). Its portable SWAR routines read
+# the few hundred bytes of a probe's response as fast, and accept exactly the same bytes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
