@@ -131,69 +131,60 @@ http {{
         return out.stderr.strip().split("/")[-1]
 
 
+# The detection target's server, run as a process of its own (`python3 -c`), so that neither
+# the driver's own threads nor the interpreter lock of the process that times the waiters delay
+# an answer. It waits for a line on stdin, then binds and listens, prints the monotonic time at
+# which the kernel accepts connections (CLOCK_MONOTONIC is the same clock in every process), and
+# serves every connection at once on one asyncio loop: HTTP answers `200 ok`, TCP just closes.
+TARGET_SERVER = r"""
+import asyncio, socket, sys, time
+port, http = int(sys.argv[1]), sys.argv[2] == "http"
+ANSWER = b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n"
+
+async def answer(reader, writer):
+    try:
+        if http:
+            await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 1)
+            writer.write(ANSWER)
+            await writer.drain()
+    except Exception:
+        pass
+    writer.close()
+
+async def main():
+    loop = asyncio.get_running_loop()
+    await loop.run_in_executor(None, sys.stdin.readline)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(512)
+    print(time.monotonic(), flush=True)
+    await asyncio.start_server(answer, sock=sock)
+    await asyncio.Event().wait()
+
+asyncio.run(main())
+"""
+
+
 class Target:
     """A TCP or HTTP listener of our own, brought up at a chosen moment: `up()` returns the
     monotonic time at which the kernel accepts connections. HTTP answers `200 ok` to anything.
-
-    The accept loop runs before the listener exists (it waits for it), and every connection is
-    answered on a thread of its own: a waiter whose connection sits idle (a keep-alive pool, a
-    TCP-level pre-check) must not hold up the others' answers, nor thread start-up count as
-    anyone's detection latency."""
+    The server is started (and warm) before the moment comes, in a process of its own."""
 
     def __init__(self, port, http):
-        self.port, self.http = port, http
-        self.sock = None
-        self.listening = threading.Event()
-        self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self.serve, daemon=True)
-        self.thread.start()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", TARGET_SERVER, str(port), "http" if http else "tcp"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )
 
     def up(self):
-        sock = socket.socket()
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", self.port))
-        sock.listen(512)
-        at = time.monotonic()
-        sock.settimeout(0.1)
-        self.sock = sock
-        self.listening.set()
-        return at
-
-    def serve(self):
-        self.listening.wait()
-        while not self.stopping.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except (socket.timeout, OSError):
-                continue
-            if self.http:
-                threading.Thread(target=self.answer, args=(conn,), daemon=True).start()
-            else:
-                conn.close()
-
-    @staticmethod
-    def answer(conn):
-        with conn:
-            conn.settimeout(1)
-            data = b""
-            try:
-                while b"\r\n\r\n" not in data:
-                    chunk = conn.recv(4096)
-                    if not chunk:
-                        break
-                    data += chunk
-                conn.sendall(
-                    b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n"
-                )
-            except OSError:
-                pass
+        self.proc.stdin.write("up\n")
+        self.proc.stdin.flush()
+        return float(self.proc.stdout.readline())
 
     def down(self):
-        self.stopping.set()
-        self.listening.set()
-        self.thread.join()
-        if self.sock:
-            self.sock.close()
+        self.proc.kill()
+        self.proc.wait()
 
 
 class Bench:
@@ -790,15 +781,17 @@ Written by `bench/run.sh` (see the README's "Benchmark" section); do not edit by
   timed runs each; a round starts once the machine is at least 60% idle (or after 3 s), so load
   from elsewhere falls on every tool alike. wait-on (node, a third of a second a run) runs apart,
   {args.runs} runs after 2 warm-ups. The target is a private nginx on 127.0.0.1 (its own temp
-  config, a free port, `return 200`). readygate runs `probe`; wait-for-it, wait-on and
+  config, a free port, `return 200`). readygate runs `probe`, from a copy of the static binary
+  installed as an image layer or a package would put it (written front to back: exec'ing the
+  linker's own output file takes ~8 more page faults); wait-for-it, wait-on and
   wait-for-them run with a 1 s timeout against the port that is up. Ratios are to `/bin/true`
   measured in the same rounds: the cost of starting any process here.
 - **Peak RSS**: GNU time `%M`, median of 5 runs of the same one-shot command.
 - **Detection**: per kind (TCP, HTTP, file), all of that kind's waiters start together at their
-  default settings; after a random 1–3 s the target comes up (a listener bound by the driver,
-  whose accept loop was started beforehand; for HTTP it answers `200` to each connection on a
-  thread of its own, so no waiter's connection queues behind another's; for a file, the file is
-  created). Latency runs from the moment the
+  default settings; after a random 1–3 s the target comes up (a listener bound by a server
+  process started beforehand, which serves every connection at once on one asyncio loop, so no
+  waiter's connection queues behind another's; for HTTP it answers `200`; for a file, the file
+  is created). Latency runs from the moment the
   listener or file exists to each waiter's exit, seen through a pidfd. {args.trials} trials; median
   and max. `nc -z`, `curl -sf` and the file `sh` loop are `until …; do sleep 1; done` loops.
 - **CPU**: every tool waits {r['cpu_seconds']} s on a port nothing listens on, all at once (they
@@ -835,7 +828,7 @@ def main():
     parser.add_argument("--report", type=Path)
     parser.add_argument("--readme", type=Path)
     parser.add_argument("--runs", type=int, default=30, help="hyperfine runs per one-shot command")
-    parser.add_argument("--trials", type=int, default=15, help="detection trials per kind")
+    parser.add_argument("--trials", type=int, default=25, help="detection trials per kind")
     parser.add_argument("--cpu-seconds", type=int, default=20)
     parser.add_argument("--only", help="comma-separated parts: oneshot,detection,cpu,fanout")
     parser.add_argument("--json", type=Path, help="also write the raw results here")

@@ -44,8 +44,15 @@ else
   flavour=release
 fi
 
+# Measured as installed: a copy written front to back, as an image layer or a package puts it
+# on disk. The linker writes its output piecemeal, and exec'ing that very file takes more page
+# faults (79 against 71 for the same bytes, 0.93 against 0.77 ms for `probe tcp://` here), a
+# cost that /bin/true and the peers, installed by dpkg, do not pay.
+mkdir -p "$tools"
+install -m 0755 "$readygate" "$tools/readygate"
+
 exec python3 bench/bench.py \
-  --readygate "$readygate" --flavour "$flavour" \
+  --readygate "$tools/readygate" --flavour "$flavour" \
   --wait-on "$tools/npm/node_modules/.bin/wait-on" \
   --wait-for-them "$tools/cargo/bin/wait-for-them" \
   --report bench/report.md --readme README.md "$@"
