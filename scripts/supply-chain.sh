@@ -13,6 +13,10 @@ if ! cargo deny --version >/dev/null 2>&1; then
   echo "supply-chain: installed $(cargo deny --version) in $((SECONDS - started)) s"
 fi
 
+# cargo-deny reads every crate of Cargo.lock, for every target, from the local registry: a build
+# fetches only those this platform compiles, so on a new machine the others (valuable, combine,
+# ...) are missing and --offline fails. Fetch them all first, from crates.io.
+cargo fetch --locked --quiet
 cargo deny --locked --offline check licenses bans sources
 
 db="${CARGO_HOME:-$HOME/.cargo}/advisory-dbs"
