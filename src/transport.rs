@@ -41,10 +41,48 @@ pub async fn connect_tcp(endpoint: &Endpoint) -> Result<TcpStream, Reason> {
     if let [addr] = addrs[..] {
         return connect_one(addr).await;
     }
-    let mut waiting = addrs.iter().copied();
-    let mut connecting = JoinSet::new();
+    connect_any(&addrs, endpoint).await
+}
+
+/// Connects to the first of several addresses that accepts. Each is first tried in place, in
+/// order: a loopback peer answers within `connect()` itself, so `localhost` (::1 and
+/// 127.0.0.1) costs a refused attempt no task, timer or runtime wake-up. The first connect
+/// still on its way (a peer on another machine) starts the staggered race over it and the
+/// addresses after it.
+async fn connect_any(addrs: &[SocketAddr], endpoint: &Endpoint) -> Result<TcpStream, Reason> {
     let mut last = None;
-    let next_after = sleep(Duration::ZERO);
+    for (index, &addr) in addrs.iter().enumerate() {
+        match connect::try_now(addr) {
+            Ok(connect::Begun::Connected(stream)) => {
+                let _ = stream.set_nodelay(true);
+                return Ok(stream);
+            }
+            Ok(connect::Begun::Pending(pending)) => {
+                return race(addr, pending, &addrs[index + 1..], last, addrs.len()).await;
+            }
+            Err(err) => last = Some((addr, err)),
+        }
+    }
+    match last {
+        Some((addr, err)) => Err(connect_error(&addr, &err, addrs.len())),
+        None => Err(format!("no address to connect to for {}", endpoint.host)),
+    }
+}
+
+/// Happy Eyeballs from a connect already on its way to `first`: each address in `rest` joins
+/// the race [`NEXT_ADDRESS_AFTER`] after the one before, or at once when one fails; the first
+/// to connect wins. `last` is the failure before the race, `total` the count for the error.
+async fn race(
+    first: SocketAddr,
+    pending: connect::Pending,
+    rest: &[SocketAddr],
+    mut last: Option<(SocketAddr, io::Error)>,
+    total: usize,
+) -> Result<TcpStream, Reason> {
+    let mut waiting = rest.iter().copied();
+    let mut connecting = JoinSet::new();
+    connecting.spawn(async move { (first, pending.finish().await) });
+    let next_after = sleep(NEXT_ADDRESS_AFTER);
     tokio::pin!(next_after);
     loop {
         // Cancellation: both arms are cancel-safe; dropping `connecting` aborts every connect.
@@ -70,8 +108,8 @@ pub async fn connect_tcp(endpoint: &Endpoint) -> Result<TcpStream, Reason> {
         }
     }
     match last {
-        Some((addr, err)) => Err(connect_error(&addr, &err, addrs.len())),
-        None => Err(format!("no address to connect to for {}", endpoint.host)),
+        Some((addr, err)) => Err(connect_error(&addr, &err, total)),
+        None => Err(format!("no answer from {first}")),
     }
 }
 
@@ -235,6 +273,51 @@ mod tests {
                 "connection refused to [::1]:1 (and 2 other addresses)"
             );
         }
+    }
+
+    #[tokio::test]
+    async fn several_addresses_answered_at_once_are_tried_in_order_without_waiting() {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let open = listener.local_addr().unwrap();
+        let closed = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let name = endpoint(Host::Name("test".into()), open.port());
+        let started = std::time::Instant::now();
+        let stream = connect_any(&[closed, open], &name).await.unwrap();
+        assert_eq!(stream.peer_addr().unwrap(), open);
+        assert!(
+            started.elapsed() < NEXT_ADDRESS_AFTER,
+            "the refusal was waited on"
+        );
+        let err = connect_any(&[closed, closed], &name).await.unwrap_err();
+        assert_eq!(
+            err,
+            format!("connection refused to {closed} (and 1 other address)")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_first_address_that_does_not_answer_still_races_the_next() {
+        let (full, _fillers) = super::connect::tests::full_listener();
+        let unanswered = full.local_addr().unwrap();
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let open = listener.local_addr().unwrap();
+        let name = endpoint(Host::Name("test".into()), open.port());
+        let started = std::time::Instant::now();
+        let stream = tokio::time::timeout(
+            Duration::from_secs(5),
+            connect_any(&[unanswered, open], &name),
+        )
+        .await
+        .expect("the second address joined the race")
+        .unwrap();
+        assert_eq!(stream.peer_addr().unwrap(), open);
+        assert!(
+            started.elapsed() >= NEXT_ADDRESS_AFTER - Duration::from_millis(20),
+            "the second address started before the first had its turn"
+        );
     }
 
     #[tokio::test]

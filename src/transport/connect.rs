@@ -24,10 +24,44 @@ use tokio::net::TcpStream;
 /// Connects to `addr`: at once when the kernel already has the answer, else by waiting for
 /// the socket to become writable. The caller bounds the wait.
 pub async fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
+    match try_now(addr)? {
+        Begun::Connected(stream) => Ok(stream),
+        Begun::Pending(pending) => pending.finish().await,
+    }
+}
+
+/// A connect as it stands when `connect()` returns: answered (established; a refusal is the
+/// `Err` of [`try_now`]), or still on its way, as to any peer that is not on this machine.
+pub enum Begun {
+    /// Established.
+    Connected(TcpStream),
+    /// The handshake is on its way.
+    Pending(Pending),
+}
+
+/// A connect still on its way; [`Pending::finish`] waits for its answer.
+pub struct Pending {
+    /// The connecting socket, registered with the runtime.
+    stream: TcpStream,
+    /// The peer, to ask the kernel again with.
+    peer: Peer,
+}
+
+/// Starts connecting to `addr` and tells at once how it went, without waiting.
+pub fn try_now(addr: SocketAddr) -> io::Result<Begun> {
     let peer = Peer::new(&addr);
     let (fd, state) = start(&addr, &peer)?;
     let stream = TcpStream::from_std(std::net::TcpStream::from(fd))?;
-    if state == State::Pending {
+    Ok(match state {
+        State::Connected => Begun::Connected(stream),
+        State::Pending => Begun::Pending(Pending { stream, peer }),
+    })
+}
+
+impl Pending {
+    /// Waits for the answer; the caller bounds the wait.
+    pub async fn finish(self) -> io::Result<TcpStream> {
+        let Pending { stream, peer } = self;
         // Each wake-up asks the kernel again; a spurious one reads as `WouldBlock` and waits on.
         stream
             .async_io(Interest::WRITABLE, || {
@@ -37,8 +71,8 @@ pub async fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
                 }
             })
             .await?;
+        Ok(stream)
     }
-    Ok(stream)
 }
 
 /// Where a connect stands.
@@ -54,19 +88,21 @@ thread_local! {
     /// A socket whose connect to this address was just refused, for the next attempt: the
     /// kernel leaves a refused TCP socket unconnected and ready to connect again (from a new
     /// local port, with a new handshake), and not making and closing a socket every time
-    /// spares a fifth of the kernel's work for each attempt on a port that stays closed.
-    static REFUSED: RefCell<Option<(SocketAddr, OwnedFd)>> = const { RefCell::new(None) };
+    /// spares a fifth of the kernel's work for each attempt on a port that stays closed. Up to
+    /// [`KEPT`], the most recent last.
+    static REFUSED: RefCell<Vec<(SocketAddr, OwnedFd)>> = const { RefCell::new(Vec::new()) };
 }
+
+/// Refused sockets kept at most: one per address of a name such as `localhost` (::1 and
+/// 127.0.0.1), whose attempts alternate between them.
+const KEPT: usize = 2;
 
 /// Starts connecting to `peer` and asks at once how it went: an error is the connect's own
 /// (`connection refused` for a loopback port nobody listens on).
 fn start(addr: &SocketAddr, peer: &Peer) -> io::Result<(OwnedFd, State)> {
-    let reused = REFUSED.with_borrow_mut(|kept| match kept.take() {
-        Some((at, fd)) if at == *addr => Some(fd),
-        other => {
-            *kept = other;
-            None
-        }
+    let reused = REFUSED.with_borrow_mut(|kept| {
+        let index = kept.iter().position(|(at, _)| at == addr)?;
+        Some(kept.remove(index).1)
     });
     let fd = match reused {
         Some(fd) => match begin(&fd, peer) {
@@ -124,7 +160,12 @@ fn finish(
         Ok(state) => Ok((fd, state)),
         Err(err) => {
             if err.raw_os_error() == Some(libc::ECONNREFUSED) {
-                REFUSED.set(Some((*addr, fd)));
+                REFUSED.with_borrow_mut(|kept| {
+                    if kept.len() == KEPT {
+                        kept.remove(0);
+                    }
+                    kept.push((*addr, fd));
+                });
             }
             Err(err)
         }
@@ -220,7 +261,7 @@ fn sockaddr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     use std::io::{Read, Write};
@@ -237,7 +278,7 @@ mod tests {
 
     /// A listener whose accept queue is full, and the connections that fill it: a further SYN
     /// to it is dropped, so a connect to it stays pending as one to an unanswering host.
-    fn full_listener() -> (TcpListener, Vec<OwnedFd>) {
+    pub(in crate::transport) fn full_listener() -> (TcpListener, Vec<OwnedFd>) {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
         // SAFETY: `listen` on a socket we own; a second call only changes the backlog.
         assert_eq!(unsafe { libc::listen(listener.as_raw_fd(), 0) }, 0);
@@ -283,7 +324,7 @@ mod tests {
     }
 
     fn kept() -> Option<(SocketAddr, RawFd)> {
-        REFUSED.with_borrow(|kept| kept.as_ref().map(|(at, fd)| (*at, fd.as_raw_fd())))
+        REFUSED.with_borrow(|kept| kept.last().map(|(at, fd)| (*at, fd.as_raw_fd())))
     }
 
     #[tokio::test]
@@ -294,18 +335,23 @@ mod tests {
         assert_eq!(first.0, addr);
         assert!(connect(addr).await.is_err());
         assert_eq!(kept(), Some(first), "the same socket was refused again");
-        // Another address gets a socket of its own.
+        // Another address gets a socket of its own, and the first one's is still kept, as
+        // attempts to `localhost` alternate between ::1 and 127.0.0.1.
         let other = closed_port();
         assert!(connect(other).await.is_err());
         assert_eq!(kept().map(|(at, _)| at), Some(other));
         assert!(connect(addr).await.is_err());
-        let first = kept().unwrap();
+        assert_eq!(kept(), Some(first), "the first address's socket was kept");
         let Ok(listener) = TcpListener::bind(addr) else {
             return; // the port was taken meanwhile
         };
         let stream = connect(addr).await.unwrap();
         assert_eq!(stream.as_raw_fd(), first.1, "the kept socket connected");
-        assert_eq!(kept(), None);
+        assert_eq!(
+            kept().map(|(at, _)| at),
+            Some(other),
+            "a connected socket is not kept"
+        );
         let (mut accepted, _) = listener.accept().unwrap();
         accepted.write_all(b"up").unwrap();
         let mut got = [0; 2];
