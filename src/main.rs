@@ -67,18 +67,10 @@ fn readygate() -> u8 {
         Ok(cli) => cli,
         Err(err) => return usage_error(err).report(),
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        // Room for 64 readiness events per poll rather than 1024: a 12 KB buffer made the heap
-        // touch 2-3 more pages at every start; fan-out just polls again.
-        .max_io_events_per_tick(64)
-        .build()
-    {
+    let runtime = match engine::runtime() {
         Ok(runtime) => runtime,
         Err(err) => return Exit::Usage(format!("cannot start: {err}")).report(),
     };
-    engine::pace::mark_origin();
     runtime.block_on(run(cli)).report()
 }
 

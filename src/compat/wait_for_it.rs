@@ -75,11 +75,7 @@ pub fn main(cmdname: &str, args: Vec<OsString>) -> u8 {
             None
         }
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build()
-    {
+    let runtime = match engine::runtime() {
         Ok(runtime) => runtime,
         Err(err) => {
             say!("{cmdname}: cannot start: {err}");

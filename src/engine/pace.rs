@@ -39,7 +39,7 @@ const SLACK: Duration = Duration::from_millis(5);
 static ORIGIN: OnceLock<Instant> = OnceLock::new();
 
 /// Records the runtime clock's origin; called once, right after the runtime is built.
-pub fn mark_origin() {
+pub(super) fn mark_origin() {
     let _ = ORIGIN.set(Instant::now());
 }
 
