@@ -53,10 +53,7 @@ async fn connect_any(addrs: &[SocketAddr], endpoint: &Endpoint) -> Result<TcpStr
     let mut last = None;
     for (index, &addr) in addrs.iter().enumerate() {
         match connect::try_now(addr) {
-            Ok(connect::Begun::Connected(stream)) => {
-                let _ = stream.set_nodelay(true);
-                return Ok(stream);
-            }
+            Ok(connect::Begun::Connected(stream)) => return Ok(stream),
             Ok(connect::Begun::Pending(pending)) => {
                 return race(addr, pending, &addrs[index + 1..], last, addrs.len()).await;
             }
@@ -93,10 +90,7 @@ async fn race(
                 next_after.as_mut().reset(Instant::now() + NEXT_ADDRESS_AFTER);
             }
             Some(joined) = connecting.join_next() => match joined {
-                Ok((_, Ok(stream))) => {
-                    let _ = stream.set_nodelay(true);
-                    return Ok(stream);
-                }
+                Ok((_, Ok(stream))) => return Ok(stream),
                 Ok((addr, Err(err))) => {
                     last = Some((addr, err));
                     // A refusal is news at once: the next address need not wait its turn.
@@ -116,13 +110,9 @@ async fn race(
 /// Connects to a single address in place: with nothing to stagger, that spares a task and a
 /// timer, and the runtime two wake-ups, on every attempt (most targets are one IP; `bench/`).
 async fn connect_one(addr: SocketAddr) -> Result<TcpStream, Reason> {
-    match connect::connect(addr).await {
-        Ok(stream) => {
-            let _ = stream.set_nodelay(true);
-            Ok(stream)
-        }
-        Err(err) => Err(connect_error(&addr, &err, 1)),
-    }
+    connect::connect(addr)
+        .await
+        .map_err(|err| connect_error(&addr, &err, 1))
 }
 
 thread_local! {

@@ -53,7 +53,7 @@ pub fn try_now(addr: SocketAddr) -> io::Result<Begun> {
     let (fd, state) = start(&addr, &peer)?;
     let stream = TcpStream::from_std(std::net::TcpStream::from(fd))?;
     Ok(match state {
-        State::Connected => Begun::Connected(stream),
+        State::Connected => Begun::Connected(nodelay(stream)),
         State::Pending => Begun::Pending(Pending { stream, peer }),
     })
 }
@@ -71,8 +71,15 @@ impl Pending {
                 }
             })
             .await?;
-        Ok(stream)
+        Ok(nodelay(stream))
     }
+}
+
+/// A connected stream with Nagle's algorithm off: a probe's request is one small write that
+/// must not wait for an acknowledgement.
+fn nodelay(stream: TcpStream) -> TcpStream {
+    let _ = stream.set_nodelay(true);
+    stream
 }
 
 /// Where a connect stands.
@@ -104,14 +111,13 @@ fn start(addr: &SocketAddr, peer: &Peer) -> io::Result<(OwnedFd, State)> {
         let index = kept.iter().position(|(at, _)| at == addr)?;
         Some(kept.remove(index).1)
     });
-    let fd = match reused {
-        Some(fd) => match begin(&fd, peer) {
-            Ok(begun) => return finish(addr, peer, fd, begun),
-            // A system that does not take a second connect on a refused socket: a fresh one.
-            Err(_) => open(peer)?,
-        },
-        None => open(peer)?,
-    };
+    if let Some(fd) = reused {
+        // A system that does not take a second connect on a refused socket gets a fresh one.
+        if let Ok(begun) = begin(&fd, peer) {
+            return finish(addr, peer, fd, begun);
+        }
+    }
+    let fd = open(peer)?;
     let begun = begin(&fd, peer)?;
     finish(addr, peer, fd, begun)
 }
