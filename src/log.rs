@@ -7,7 +7,6 @@ use tracing::span::{Attributes, Id, Record};
 use tracing::subscriber::Interest;
 use tracing::{Dispatch, Event, Metadata, Subscriber};
 use tracing_subscriber::filter::Targets;
-use tracing_subscriber::layer::SubscriberExt;
 
 use crate::cli::LogFormat;
 use crate::plan::LogSettings;
@@ -19,8 +18,9 @@ pub fn init(settings: LogSettings) {
     let _ = tracing::subscriber::set_global_default(Lazy::new(settings));
 }
 
-/// The subscriber that writes the lines: tracing-subscriber's formatter behind `filter`.
-fn build(settings: LogSettings, filter: Targets) -> Dispatch {
+/// The subscriber that writes the lines: tracing-subscriber's formatter. It needs no filter of
+/// its own: only what [`Lazy`] enabled ever reaches it.
+fn build(settings: LogSettings) -> Dispatch {
     let builder = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_max_level(settings.level)
@@ -31,8 +31,8 @@ fn build(settings: LogSettings, filter: Targets) -> Dispatch {
         // panics on EPIPE.
         .log_internal_errors(false);
     match settings.format {
-        LogFormat::Text => Dispatch::new(builder.finish().with(filter)),
-        LogFormat::Json => Dispatch::new(builder.json().finish().with(filter)),
+        LogFormat::Text => Dispatch::new(builder.finish()),
+        LogFormat::Json => Dispatch::new(builder.json().finish()),
     }
 }
 
@@ -44,7 +44,7 @@ fn build(settings: LogSettings, filter: Targets) -> Dispatch {
 struct Lazy {
     /// What [`build`] needs.
     settings: LogSettings,
-    /// The same filter the built subscriber applies.
+    /// Which events and spans pass: readygate's at the chosen level, others' at `warn`.
     filter: Targets,
     /// The real subscriber, once something was enabled.
     built: OnceLock<Dispatch>,
@@ -64,8 +64,7 @@ impl Lazy {
     }
 
     fn built(&self) -> &Dispatch {
-        self.built
-            .get_or_init(|| build(self.settings, self.filter.clone()))
+        self.built.get_or_init(|| build(self.settings))
     }
 }
 
