@@ -531,12 +531,10 @@ fn an_unknown_name_is_not_ready_rather_than_a_usage_error() {
         .expect_stdout("no such host no-such-host.invalid");
 }
 
-#[test]
-fn a_file_is_noticed_by_its_event_not_by_polling() {
-    let dir = TempDir::new();
-    let path = dir.join("not/yet/there/ready");
-    // Polling every 10s: only a file-system event can release the wait this fast.
-    let (child, started) = readygate([
+/// Runs `wait ARGS` polling only every 10 s, makes `change` half a second in, and asserts the
+/// wait ended soon after: only a file-system event can release it that fast.
+fn released_by_its_event(args: &[&str], change: impl FnOnce()) {
+    let mut argv = vec![
         "wait",
         "--interval",
         "10s",
@@ -544,16 +542,25 @@ fn a_file_is_noticed_by_its_event_not_by_polling() {
         "10s",
         "-t",
         "20s",
-        path.to_str().unwrap(),
-    ])
-    .spawn_captured();
+    ];
+    argv.extend_from_slice(args);
+    let (child, started) = readygate(argv).spawn_captured();
     std::thread::sleep(ms(500));
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, "").unwrap();
+    change();
     finish(child, started)
         .expect_code(0)
         .expect_slower_than(ms(500))
         .expect_faster_than(4 * SECOND);
+}
+
+#[test]
+fn a_file_is_noticed_by_its_event_not_by_polling() {
+    let dir = TempDir::new();
+    let path = dir.join("not/yet/there/ready");
+    released_by_its_event(&[path.to_str().unwrap()], || {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "").unwrap();
+    });
 }
 
 #[test]
@@ -570,28 +577,12 @@ fn file_content_and_configmap_style_symlink_swaps() {
         .outcome()
         .expect_code(1)
         .expect_stdout("content did not contain \"serving\"");
-    let (child, started) = readygate([
-        "wait",
-        "--interval",
-        "10s",
-        "--max-interval",
-        "10s",
-        "-t",
-        "20s",
-        "--matches",
-        "^serv",
-        &url,
-    ])
-    .spawn_captured();
-    std::thread::sleep(ms(500));
-    std::fs::create_dir(dir.join("..v2")).unwrap();
-    std::fs::write(dir.join("..v2/mode"), "serving").unwrap();
-    std::os::unix::fs::symlink("..v2", dir.join("..data_tmp")).unwrap();
-    std::fs::rename(dir.join("..data_tmp"), dir.join("..data")).unwrap();
-    finish(child, started)
-        .expect_code(0)
-        .expect_slower_than(ms(500))
-        .expect_faster_than(4 * SECOND);
+    released_by_its_event(&["--matches", "^serv", &url], || {
+        std::fs::create_dir(dir.join("..v2")).unwrap();
+        std::fs::write(dir.join("..v2/mode"), "serving").unwrap();
+        std::os::unix::fs::symlink("..v2", dir.join("..data_tmp")).unwrap();
+        std::fs::rename(dir.join("..data_tmp"), dir.join("..data")).unwrap();
+    });
 }
 
 #[test]
@@ -599,27 +590,10 @@ fn content_written_in_place_is_noticed_by_its_event() {
     let dir = TempDir::new();
     let path = dir.join("mode");
     std::fs::write(&path, "starting").unwrap();
-    // Polling every 10s: only the write's own event can release the wait this fast (an
-    // existence-only watch does not listen for writes; a content match must).
-    let (child, started) = readygate([
-        "wait",
-        "--interval",
-        "10s",
-        "--max-interval",
-        "10s",
-        "-t",
-        "20s",
-        "--contains",
-        "serving",
-        path.to_str().unwrap(),
-    ])
-    .spawn_captured();
-    std::thread::sleep(ms(500));
-    std::fs::write(&path, "serving").unwrap();
-    finish(child, started)
-        .expect_code(0)
-        .expect_slower_than(ms(500))
-        .expect_faster_than(4 * SECOND);
+    // An existence-only watch does not listen for writes; a content match must.
+    released_by_its_event(&["--contains", "serving", path.to_str().unwrap()], || {
+        std::fs::write(&path, "serving").unwrap();
+    });
 }
 
 #[test]
