@@ -14,9 +14,10 @@
 
 use std::cell::RefCell;
 use std::io;
-use std::mem;
 use std::net::SocketAddr;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+
+use socket2::{Domain, SockAddr, SockRef, Socket, Type};
 
 use tokio::io::Interest;
 use tokio::net::TcpStream;
@@ -64,11 +65,9 @@ impl Pending {
         let Pending { stream, peer } = self;
         // Each wake-up asks the kernel again; a spurious one reads as `WouldBlock` and waits on.
         stream
-            .async_io(Interest::WRITABLE, || {
-                match ask(stream.as_raw_fd(), &peer)? {
-                    State::Connected => Ok(()),
-                    State::Pending => Err(io::ErrorKind::WouldBlock.into()),
-                }
+            .async_io(Interest::WRITABLE, || match ask(stream.as_fd(), &peer)? {
+                State::Connected => Ok(()),
+                State::Pending => Err(io::ErrorKind::WouldBlock.into()),
             })
             .await?;
         Ok(nodelay(stream))
@@ -122,26 +121,16 @@ fn start(addr: &SocketAddr, peer: &Peer) -> io::Result<(OwnedFd, State)> {
     finish(addr, peer, fd, begun)
 }
 
-/// A new non-blocking TCP socket for `peer`'s family.
+/// A new non-blocking TCP socket for `peer`'s family (close-on-exec, as socket2 makes them).
 fn open(peer: &Peer) -> io::Result<OwnedFd> {
-    // SAFETY: plain system call on integer arguments; the result is checked below.
-    let raw = unsafe {
-        libc::socket(
-            peer.family(),
-            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-            0,
-        )
-    };
-    if raw < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `raw` is a socket just created here and owned by nothing else.
-    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+    let socket = Socket::new(peer.domain(), Type::STREAM, None)?;
+    socket.set_nonblocking(true)?;
+    Ok(socket.into())
 }
 
 /// The first `connect()`: `Connected` if it already is, else `Pending` (in progress).
 fn begin(fd: &OwnedFd, peer: &Peer) -> io::Result<State> {
-    match connect_raw(fd.as_raw_fd(), peer) {
+    match connect_raw(fd.as_fd(), peer) {
         Ok(()) => Ok(State::Connected),
         // An interrupted non-blocking connect goes on in the background, as one in progress.
         Err(err) if matches!(err.raw_os_error(), Some(libc::EINPROGRESS | libc::EINTR)) => {
@@ -162,7 +151,7 @@ fn finish(
     if begun == State::Connected {
         return Ok((fd, begun));
     }
-    match ask(fd.as_raw_fd(), peer) {
+    match ask(fd.as_fd(), peer) {
         Ok(state) => Ok((fd, state)),
         Err(err) => {
             if err.raw_os_error() == Some(libc::ECONNREFUSED) {
@@ -181,7 +170,7 @@ fn finish(
 /// Asks a connecting socket how its connect went, by connecting it to the same peer again:
 /// established (`0`, or `EISCONN` where a system says so), still pending (`EALREADY`), or the
 /// connect's error, which the kernel hands over (and clears) as it would through `SO_ERROR`.
-fn ask(fd: RawFd, peer: &Peer) -> io::Result<State> {
+fn ask(fd: BorrowedFd<'_>, peer: &Peer) -> io::Result<State> {
     match connect_raw(fd, peer) {
         Ok(()) => Ok(State::Connected),
         Err(err) => match err.raw_os_error() {
@@ -193,82 +182,35 @@ fn ask(fd: RawFd, peer: &Peer) -> io::Result<State> {
 }
 
 /// `connect(2)` on `fd`, its failure as the OS error.
-fn connect_raw(fd: RawFd, peer: &Peer) -> io::Result<()> {
-    // SAFETY: `peer.storage` holds a valid socket address of `peer.len` bytes, and `fd` is
-    // an open socket of the caller's.
-    let done = unsafe {
-        libc::connect(
-            fd,
-            (&raw const peer.storage).cast::<libc::sockaddr>(),
-            peer.len,
-        )
-    };
-    match done {
-        0 => Ok(()),
-        _ => Err(io::Error::last_os_error()),
-    }
+fn connect_raw(fd: BorrowedFd<'_>, peer: &Peer) -> io::Result<()> {
+    SockRef::from(&fd).connect(&peer.address)
 }
 
-/// A socket address in the C form `connect(2)` takes.
+/// A peer in the C form `connect(2)` takes, made once per attempt and reused by its calls.
 struct Peer {
-    /// The `sockaddr_in` or `sockaddr_in6`, in storage large enough for either.
-    storage: libc::sockaddr_storage,
-    /// How many bytes of `storage` are the address.
-    len: libc::socklen_t,
+    /// The `sockaddr_in` or `sockaddr_in6`.
+    address: SockAddr,
 }
 
 impl Peer {
     /// The C form of `addr`.
     fn new(addr: &SocketAddr) -> Peer {
-        let (storage, len) = sockaddr(addr);
-        Peer { storage, len }
+        Peer {
+            address: SockAddr::from(*addr),
+        }
     }
 
     /// The address family, for `socket(2)`.
-    fn family(&self) -> libc::c_int {
-        libc::c_int::from(self.storage.ss_family)
+    fn domain(&self) -> Domain {
+        self.address.domain()
     }
-}
-
-/// `addr` as the C socket address `connect()` takes, and its length.
-fn sockaddr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
-    // SAFETY: all-zero bytes are a valid `sockaddr_storage` (an unspecified address).
-    let mut storage: libc::sockaddr_storage = unsafe { mem::zeroed() };
-    let len = match addr {
-        SocketAddr::V4(v4) => {
-            let sin = libc::sockaddr_in {
-                sin_family: libc::AF_INET as libc::sa_family_t,
-                sin_port: v4.port().to_be(),
-                sin_addr: libc::in_addr {
-                    s_addr: u32::from_ne_bytes(v4.ip().octets()),
-                },
-                sin_zero: [0; 8],
-            };
-            // SAFETY: `sockaddr_storage` is larger than and aligned for every socket address.
-            unsafe { (&raw mut storage).cast::<libc::sockaddr_in>().write(sin) };
-            mem::size_of::<libc::sockaddr_in>()
-        }
-        SocketAddr::V6(v6) => {
-            let sin6 = libc::sockaddr_in6 {
-                sin6_family: libc::AF_INET6 as libc::sa_family_t,
-                sin6_port: v6.port().to_be(),
-                sin6_flowinfo: v6.flowinfo(),
-                sin6_addr: libc::in6_addr {
-                    s6_addr: v6.ip().octets(),
-                },
-                sin6_scope_id: v6.scope_id(),
-            };
-            // SAFETY: as above.
-            unsafe { (&raw mut storage).cast::<libc::sockaddr_in6>().write(sin6) };
-            mem::size_of::<libc::sockaddr_in6>()
-        }
-    };
-    (storage, len as libc::socklen_t)
 }
 
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+
+    use std::os::fd::{AsRawFd, RawFd};
 
     use std::io::{Read, Write};
     use std::net::{Ipv4Addr, Ipv6Addr, TcpListener};
@@ -286,8 +228,8 @@ pub(super) mod tests {
     /// to it is dropped, so a connect to it stays pending as one to an unanswering host.
     pub(in crate::transport) fn full_listener() -> (TcpListener, Vec<OwnedFd>) {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
-        // SAFETY: `listen` on a socket we own; a second call only changes the backlog.
-        assert_eq!(unsafe { libc::listen(listener.as_raw_fd(), 0) }, 0);
+        // A second `listen` only changes the backlog.
+        SockRef::from(&listener).listen(0).unwrap();
         let addr = listener.local_addr().unwrap();
         let peer = Peer::new(&addr);
         let mut fillers = Vec::new();
