@@ -30,6 +30,7 @@ pub async fn supervise(
     // Every handler is in place before the child exists, so no signal or exit is missed.
     let mut signals = Signals::listen();
     let (program, args) = command.split_first().expect("a command was given");
+    crate::signal::restore_mask_for_command();
     let exit = match Command::new(program).args(args).spawn() {
         Ok(child) => {
             let pid = child.id() as libc::pid_t;

@@ -1,5 +1,5 @@
 //! `file:///PATH`: ready when the path exists and, with `--contains`/`--matches`, its content
-//! matches. File-system events (inotify) wake the retry loop at once; polling remains the
+//! matches. File-system events (dnotify, else inotify) wake the retry loop at once; polling remains the
 //! fallback for file systems without events.
 
 use std::ffi::OsStr;
@@ -8,13 +8,17 @@ use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use inotify::{Inotify, WatchDescriptor, WatchMask};
-use tokio::io::unix::AsyncFd;
-use tokio::io::Interest;
-
 use crate::engine::Reason;
 use crate::matcher::{Matcher, MAX_BODY};
 use crate::transport::describe_io;
+
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+))]
+mod dnotify;
+mod inotify;
 
 /// One attempt: does the path exist (following symlinks, as a ConfigMap mount needs), and
 /// does its content match?
@@ -63,60 +67,88 @@ pub fn read_head(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wake {
     /// Entries appearing, going or being renamed: all that matters when only existence does.
+    /// A file that only has to exist is not woken by every write to every file in its folder
+    /// (a busy `/tmp`, a log folder): each such wake-up would be a needless attempt.
     OnEntries,
     /// Also writes to the entries and changes of their attributes: for content that must match.
     OnContent,
 }
 
-impl Wake {
-    /// The inotify events for this kind of wake-up. A file that only has to exist is not
-    /// woken by every write to every file in its folder (a busy `/tmp`, a log folder): each
-    /// such wake-up would be a needless attempt.
-    fn mask(self) -> WatchMask {
-        let entries = WatchMask::CREATE
-            | WatchMask::MOVED_TO
-            | WatchMask::MOVED_FROM
-            | WatchMask::DELETE
-            | WatchMask::DELETE_SELF
-            | WatchMask::MOVE_SELF;
+/// Folder events from whichever kernel interface this machine offers.
+enum Events {
+    /// dnotify: closing it does not wait for the kernel (see that module).
+    #[cfg(any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64"
+    ))]
+    Dnotify(dnotify::Watcher),
+    /// inotify, where dnotify is unavailable.
+    Inotify(inotify::Watcher),
+}
+
+impl Events {
+    /// dnotify if it can watch `folder`, else inotify; `None` when neither can.
+    fn new(folder: &Path, wake: Wake) -> Option<Events> {
+        #[cfg(any(
+            target_arch = "x86_64",
+            target_arch = "aarch64",
+            target_arch = "riscv64"
+        ))]
+        if let Ok(watcher) = dnotify::Watcher::new(folder, wake) {
+            return Some(Events::Dnotify(watcher));
+        }
+        inotify::Watcher::new(folder, wake)
+            .ok()
+            .map(Events::Inotify)
+    }
+
+    fn aim(&mut self, folder: &Path) -> io::Result<()> {
         match self {
-            Wake::OnEntries => entries,
-            Wake::OnContent => {
-                entries | WatchMask::CLOSE_WRITE | WatchMask::MODIFY | WatchMask::ATTRIB
-            }
+            #[cfg(any(
+                target_arch = "x86_64",
+                target_arch = "aarch64",
+                target_arch = "riscv64"
+            ))]
+            Events::Dnotify(watcher) => watcher.aim(folder),
+            Events::Inotify(watcher) => watcher.aim(folder),
+        }
+    }
+
+    async fn changed(&mut self) {
+        match self {
+            #[cfg(any(
+                target_arch = "x86_64",
+                target_arch = "aarch64",
+                target_arch = "riscv64"
+            ))]
+            Events::Dnotify(watcher) => watcher.changed().await,
+            Events::Inotify(watcher) => watcher.changed().await,
         }
     }
 }
 
-/// inotify on the nearest existing folder of the target path, re-aimed after every event so a
+/// Events on the nearest existing folder of the target path, re-aimed after every event so a
 /// file inside folders that do not exist yet is still noticed the moment it appears.
 pub struct FileWatch {
-    /// The inotify instance, registered with the runtime.
-    inotify: AsyncFd<Inotify>,
+    /// The folder's events.
+    events: Events,
     /// The target path.
     path: PathBuf,
-    /// The folder watched now, and its watch.
-    watching: Option<(PathBuf, WatchDescriptor)>,
-    /// The events that wake it.
-    wake: Wake,
+    /// The folder watched now.
+    folder: PathBuf,
 }
 
 impl FileWatch {
-    /// Starts watching; `None` when inotify is unavailable (then the target is only polled).
+    /// Starts watching; `None` when the kernel offers no events here (then the target is only
+    /// polled).
     pub fn new(path: &Path, wake: Wake) -> Option<FileWatch> {
-        let inotify = Inotify::init().ok()?;
-        // SAFETY: `Inotify` owns its descriptor and keeps it open, unchanged, until dropped,
-        // and it is dropped only with the `AsyncFd` that holds it.
-        let inotify =
-            unsafe { AsyncFd::register_with_interest(inotify, Interest::READABLE) }.ok()?;
-        let mut watch = FileWatch {
-            inotify,
+        let folder = nearest_existing_folder(path)?;
+        Some(FileWatch {
+            events: Events::new(&folder, wake)?,
             path: path.to_path_buf(),
-            watching: None,
-            wake,
-        };
-        watch.aim();
-        Some(watch)
+            folder,
+        })
     }
 
     /// Watches the nearest existing ancestor folder of the path, if it changed.
@@ -124,32 +156,14 @@ impl FileWatch {
         let Some(folder) = nearest_existing_folder(&self.path) else {
             return;
         };
-        if self.watching.as_ref().is_some_and(|(f, _)| *f == folder) {
-            return;
-        }
-        let mut watches = self.inotify.get_ref().watches();
-        if let Some((_, old)) = self.watching.take() {
-            let _ = watches.remove(old);
-        }
-        if let Ok(descriptor) = watches.add(&folder, self.wake.mask()) {
-            self.watching = Some((folder, descriptor));
+        if folder != self.folder && self.events.aim(&folder).is_ok() {
+            self.folder = folder;
         }
     }
 
-    /// Resolves after the next batch of events in the watched folder.
+    /// Resolves after the next change in the watched folder.
     pub async fn changed(&mut self) {
-        let mut buffer = [0u8; 4096];
-        loop {
-            let Ok(mut guard) = self.inotify.readable_mut().await else {
-                return std::future::pending().await;
-            };
-            match guard.try_io(|inner| inner.get_mut().read_events(&mut buffer).map(|e| e.count()))
-            {
-                Ok(Ok(_)) => break,
-                Ok(Err(_)) => return std::future::pending().await,
-                Err(_would_block) => continue,
-            }
-        }
+        self.events.changed().await;
         self.aim();
     }
 }
@@ -175,15 +189,6 @@ fn nearest_existing_folder(path: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn existence_alone_is_not_woken_by_writes() {
-        let content = WatchMask::CLOSE_WRITE | WatchMask::MODIFY | WatchMask::ATTRIB;
-        assert!(!Wake::OnEntries.mask().intersects(content));
-        assert!(Wake::OnContent
-            .mask()
-            .contains(content | Wake::OnEntries.mask()));
-    }
 
     #[test]
     fn nearest_folder_climbs_to_what_exists() {

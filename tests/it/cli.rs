@@ -425,8 +425,9 @@ fn command_replaces_the_process_once_ready() {
 
 #[test]
 fn command_starts_with_sigpipe_at_its_default_and_no_signal_blocked() {
-    // readygate itself ignores SIGPIPE (a closed stdout must not kill it); an ignored signal
-    // survives exec, so COMMAND would inherit it unless readygate restores it.
+    // readygate itself ignores SIGPIPE (a closed stdout must not kill it) and blocks SIGURG
+    // while it watches a folder; an ignored or blocked signal survives exec and fork, so
+    // COMMAND would inherit it unless readygate restores it.
     let dir = TempDir::new();
     let ready = dir.join("ready");
     std::fs::write(&ready, "").unwrap();
@@ -434,7 +435,11 @@ fn command_starts_with_sigpipe_at_its_default_and_no_signal_blocked() {
     let status = ["grep", "-E", "^Sig(Ign|Blk):", "/proc/self/status"];
     let plain = [&["wait", ready, "--"][..], &status[..]].concat();
     let with_options = [&["wait", "-q", "-t", "5s", ready, "--"][..], &status[..]].concat();
-    for args in [plain, with_options] {
+    // With --on-exit, COMMAND is a spawned child rather than the exec'd process.
+    let sidecar = HttpServer::start(|_, _| Answer::body("stopping"));
+    let url = sidecar.url("/quit");
+    let as_child = [&["wait", "--on-exit", &url, ready, "--"][..], &status[..]].concat();
+    for args in [plain, with_options, as_child] {
         let outcome = readygate(&args).outcome();
         outcome.expect_code(0);
         for line in outcome.stdout.lines() {
@@ -448,6 +453,58 @@ fn command_starts_with_sigpipe_at_its_default_and_no_signal_blocked() {
         }
         assert_eq!(outcome.stdout.lines().count(), 2, "{outcome:#?}");
     }
+}
+
+#[test]
+fn folder_events_around_the_exec_neither_kill_nor_reach_command() {
+    // readygate hears of folder changes by a signal. Changes keep coming while it execs, so
+    // one is often pending then: it must be dropped, not kill readygate or COMMAND (as SIGIO
+    // would), and COMMAND must start with none pending.
+    let dir = TempDir::new();
+    let ready = dir.join("ready");
+    let status = [
+        "grep",
+        "-E",
+        "^(SigPnd|ShdPnd|SigBlk):",
+        "/proc/self/status",
+    ];
+    for round in 0..5 {
+        let _ = std::fs::remove_file(&ready);
+        let args = [
+            &["wait", "-t", "10s", ready.to_str().unwrap(), "--"][..],
+            &status[..],
+        ]
+        .concat();
+        let (child, started) = readygate(&args).spawn_captured();
+        std::thread::sleep(ms(300));
+        std::fs::write(&ready, "").unwrap();
+        for n in 0..200 {
+            std::fs::write(dir.join(&format!("busy-{round}-{n}")), "").unwrap();
+            std::thread::sleep(Duration::from_micros(500));
+        }
+        let outcome = finish(child, started);
+        outcome.expect_code(0);
+        for line in outcome.stdout.lines() {
+            let (name, mask) = line.split_once(':').unwrap();
+            let mask = u64::from_str_radix(mask.trim(), 16).unwrap();
+            assert_eq!(mask, 0, "COMMAND started with signals {name}: {line}");
+        }
+        assert_eq!(outcome.stdout.lines().count(), 3, "{outcome:#?}");
+    }
+}
+
+#[test]
+fn two_files_in_two_folders_are_each_noticed_by_their_events() {
+    // One signal tells of changes in every watched folder: each file's watch must still wake.
+    let dir = TempDir::new();
+    std::fs::create_dir(dir.join("a")).unwrap();
+    std::fs::create_dir(dir.join("b")).unwrap();
+    let (a, b) = (dir.join("a/ready"), dir.join("b/ready"));
+    released_by_its_event(&[a.to_str().unwrap(), b.to_str().unwrap()], || {
+        std::fs::write(&a, "").unwrap();
+        std::thread::sleep(ms(200));
+        std::fs::write(&b, "").unwrap();
+    });
 }
 
 #[test]
