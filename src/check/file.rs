@@ -103,6 +103,7 @@ impl Events {
             .map(Events::Inotify)
     }
 
+    /// Watches `folder` if it is not the folder watched already.
     fn aim(&mut self, folder: &Path) -> io::Result<()> {
         match self {
             #[cfg(any(
@@ -135,8 +136,6 @@ pub struct FileWatch {
     events: Events,
     /// The target path.
     path: PathBuf,
-    /// The folder watched now.
-    folder: PathBuf,
 }
 
 impl FileWatch {
@@ -147,17 +146,14 @@ impl FileWatch {
         Some(FileWatch {
             events: Events::new(&folder, wake)?,
             path: path.to_path_buf(),
-            folder,
         })
     }
 
-    /// Watches the nearest existing ancestor folder of the path, if it changed.
+    /// Watches the nearest existing ancestor folder of the path, if that is another folder
+    /// now (another name, or the same name for a folder made again).
     fn aim(&mut self) {
-        let Some(folder) = nearest_existing_folder(&self.path) else {
-            return;
-        };
-        if folder != self.folder && self.events.aim(&folder).is_ok() {
-            self.folder = folder;
+        if let Some(folder) = nearest_existing_folder(&self.path) {
+            let _ = self.events.aim(&folder);
         }
     }
 

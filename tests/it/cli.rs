@@ -621,6 +621,29 @@ fn a_file_is_noticed_by_its_event_not_by_polling() {
 }
 
 #[test]
+fn a_watched_folder_deleted_or_swapped_and_made_again_is_followed() {
+    let dir = TempDir::new();
+    let folder = dir.join("run");
+    let path = folder.join("ready");
+    std::fs::create_dir(&folder).unwrap();
+    released_by_its_event(&[path.to_str().unwrap()], || {
+        std::fs::remove_dir(&folder).unwrap();
+        std::thread::sleep(ms(100));
+        std::fs::create_dir(&folder).unwrap();
+        std::thread::sleep(ms(100));
+        std::fs::write(&path, "").unwrap();
+    });
+    std::fs::remove_file(&path).unwrap();
+    released_by_its_event(&[path.to_str().unwrap()], || {
+        std::fs::create_dir(dir.join("next")).unwrap();
+        std::fs::rename(&folder, dir.join("old")).unwrap();
+        std::fs::rename(dir.join("next"), &folder).unwrap();
+        std::thread::sleep(ms(100));
+        std::fs::write(&path, "").unwrap();
+    });
+}
+
+#[test]
 fn file_content_and_configmap_style_symlink_swaps() {
     let dir = TempDir::new();
     // The kubelet's layout: key -> ..data/key, ..data -> ..v1, swapped atomically to ..v2.

@@ -16,15 +16,16 @@
 //! woken and its file checked again.
 //!
 //! Unlike inotify, dnotify has no event for the watched folder itself being deleted or
-//! moved; such a folder is noticed at the next poll, and watched again after its next event.
+//! moved, so the folder above it is armed too, for entries going or renamed only: the
+//! folder's own removal or swap wakes the watch, which then follows what stands at the path.
 
 use std::cell::RefCell;
 use std::fs::OpenOptions;
 use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
@@ -149,12 +150,13 @@ impl Notices {
     }
 }
 
-/// dnotify on one folder at a time, re-aimed by [`super::FileWatch`].
+/// dnotify on one folder at a time (and the one above it), re-aimed by
+/// [`super::FileWatch`].
 pub struct Watcher {
     /// The thread's reader of NOTICE.
     notices: Arc<Notices>,
-    /// The folder armed now; closing it disarms it.
-    folder: OwnedFd,
+    /// The folder armed now, and the one above it; closing them disarms them.
+    armed: Armed,
     /// The events asked for.
     mask: libc::c_ulong,
     /// `notices.readings` when this watch last woke.
@@ -167,19 +169,22 @@ impl Watcher {
     pub fn new(folder: &Path, wake: Wake) -> io::Result<Watcher> {
         let notices = Notices::shared()?;
         let mask = mask(wake);
-        let folder = arm(folder, mask)?;
+        let armed = Armed::new(folder, mask)?;
         let seen = notices.readings.load(Ordering::Acquire);
         Ok(Watcher {
             notices,
-            folder,
+            armed,
             mask,
             seen,
         })
     }
 
-    /// Watches `folder` instead; the old folder stays watched if the new one cannot be.
+    /// Watches the folder now at `folder`, unless that is the one watched already; the old
+    /// folder stays watched if the new one cannot be.
     pub fn aim(&mut self, folder: &Path) -> io::Result<()> {
-        self.folder = arm(folder, self.mask)?;
+        if !self.armed.is_at(folder) {
+            self.armed = Armed::new(folder, self.mask)?;
+        }
         Ok(())
     }
 
@@ -209,13 +214,62 @@ impl Watcher {
     }
 }
 
+/// The events on the folder above: its entries going or renamed, as the watched folder
+/// itself does when it is removed or swapped.
+const ABOVE: libc::c_ulong = abi::DN_DELETE | abi::DN_RENAME | abi::DN_MULTISHOT;
+
+/// A folder armed for the target's events, and the folder above it for entries going.
+struct Armed {
+    /// The folder the target is in, or its nearest existing ancestor; held open to stay armed.
+    _folder: OwnedFd,
+    /// That folder's device and inode: which folder it is, whatever its name now.
+    identity: (u64, u64),
+    /// Its parent, held open to stay armed; `None` at the root.
+    _above: Option<OwnedFd>,
+}
+
+impl Armed {
+    fn new(folder: &Path, mask: libc::c_ulong) -> io::Result<Armed> {
+        let (folder_fd, identity) = arm(folder, mask)?;
+        Ok(Armed {
+            _folder: folder_fd,
+            identity,
+            // Best effort: without it, a removed folder is noticed by the next poll instead.
+            _above: above(folder).and_then(|above| arm(&above, ABOVE).ok().map(|(fd, _)| fd)),
+        })
+    }
+
+    /// Whether `folder` names the folder armed (the same inode, not just the same name).
+    fn is_at(&self, folder: &Path) -> bool {
+        std::fs::metadata(folder).is_ok_and(|m| (m.dev(), m.ino()) == self.identity)
+    }
+}
+
+/// The folder that holds `folder`, by name: the one in which its removal or renaming shows.
+fn above(folder: &Path) -> Option<PathBuf> {
+    match folder.parent() {
+        None => None,
+        Some(parent) if parent.as_os_str().is_empty() => {
+            if folder == Path::new(".") || folder.ends_with("..") {
+                Some(folder.join(".."))
+            } else {
+                Some(PathBuf::from("."))
+            }
+        }
+        Some(parent) => Some(parent.to_path_buf()),
+    }
+}
+
 /// Opens `folder` and asks for NOTICE on its changes, sent to this thread only.
-fn arm(folder: &Path, mask: libc::c_ulong) -> io::Result<OwnedFd> {
-    let folder: OwnedFd = OpenOptions::new()
+/// Returns the open folder and its identity (device, inode).
+fn arm(folder: &Path, mask: libc::c_ulong) -> io::Result<(OwnedFd, (u64, u64))> {
+    let folder = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(folder)?
-        .into();
+        .open(folder)?;
+    let metadata = folder.metadata()?;
+    let identity = (metadata.dev(), metadata.ino());
+    let folder = OwnedFd::from(folder);
     let fd = folder.as_raw_fd();
     // SAFETY: gettid has no preconditions.
     let thread = unsafe { libc::syscall(libc::SYS_gettid) } as libc::pid_t;
@@ -232,7 +286,7 @@ fn arm(folder: &Path, mask: libc::c_ulong) -> io::Result<OwnedFd> {
             && libc::fcntl(fd, abi::F_SETOWN_EX, &owner as *const abi::OwnerEx) == 0
     };
     if armed {
-        Ok(folder)
+        Ok((folder, identity))
     } else {
         Err(io::Error::last_os_error())
     }
@@ -243,6 +297,18 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    #[test]
+    fn the_folder_above_is_found_by_name() {
+        let above = |folder: &str| above(Path::new(folder)).map(|p| p.display().to_string());
+        assert_eq!(above("/"), None);
+        assert_eq!(above("/run"), Some("/".into()));
+        assert_eq!(above("/run/app"), Some("/run".into()));
+        assert_eq!(above("app"), Some(".".into()));
+        assert_eq!(above("."), Some("./..".into()));
+        assert_eq!(above(".."), Some("../..".into()));
+        assert_eq!(above("a/b"), Some("a".into()));
+    }
 
     #[tokio::test]
     async fn every_watch_on_the_thread_wakes_for_one_notice() {
