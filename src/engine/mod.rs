@@ -223,7 +223,8 @@ async fn target_loop<C: Condition>(
     seed: u64,
     mut record: impl FnMut(Event),
 ) -> bool {
-    let mut watch = condition.watch();
+    // One attempt only (`probe`) has nothing to be woken for: no watch to set up and close.
+    let mut watch = (policy.max_attempts != Some(1)).then(|| condition.watch());
     let mut backoff = Backoff::new(policy.interval, policy.max_interval, seed);
     let mut pacer = pace::Pacer::new();
     let mut streak = 0;
@@ -283,8 +284,16 @@ async fn target_loop<C: Condition>(
         // timer to run out idle, and the pacer arms afresh.
         tokio::select! {
             _ = pacer.sleep(delay, backoff.peek()) => {}
-            _ = watch.changed() => {}
+            _ = changed(&mut watch) => {}
         }
+    }
+}
+
+/// The watch's next wake-up; never, without one.
+async fn changed(watch: &mut Option<impl Watch>) {
+    match watch {
+        Some(watch) => watch.changed().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -343,6 +343,7 @@ struct Watched {
     ready_at: Duration,
     start: Instant,
     attempts: Arc<AtomicU32>,
+    watches: Arc<AtomicU32>,
 }
 
 struct FiresAt(Instant);
@@ -358,6 +359,7 @@ impl Condition for Watched {
     type Watch = FiresAt;
 
     fn watch(&self) -> FiresAt {
+        self.watches.fetch_add(1, Ordering::SeqCst);
         FiresAt(self.start + self.ready_at)
     }
 
@@ -378,6 +380,7 @@ async fn a_watch_event_triggers_an_immediate_attempt() {
         ready_at: Duration::from_millis(1234),
         start: Instant::now(),
         attempts: attempts.clone(),
+        watches: Arc::default(),
     };
     let policy = Policy {
         interval: Duration::from_secs(10),
@@ -389,4 +392,28 @@ async fn a_watch_event_triggers_an_immediate_attempt() {
     assert!(report.ready);
     assert_eq!(started.elapsed(), Duration::from_millis(1234));
     assert_eq!(attempts.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_single_attempt_sets_up_no_watch() {
+    let watches = Arc::new(AtomicU32::new(0));
+    let condition = |watches: &Arc<AtomicU32>| Watched {
+        ready_at: Duration::from_secs(1),
+        start: Instant::now(),
+        attempts: Arc::default(),
+        watches: watches.clone(),
+    };
+    let probe = Policy {
+        max_attempts: Some(1),
+        ..defaults()
+    };
+    let report = run(vec![condition(&watches)], &names(1), &probe).await;
+    assert!(!report.ready);
+    assert_eq!(watches.load(Ordering::SeqCst), 0);
+    let twice = Policy {
+        max_attempts: Some(2),
+        ..defaults()
+    };
+    run(vec![condition(&watches)], &names(1), &twice).await;
+    assert_eq!(watches.load(Ordering::SeqCst), 1);
 }
