@@ -1,89 +1,161 @@
+//! Signals as data: the ones readygate acts on are blocked and read from a signalfd, instead
+//! of being caught by handlers.
+//!
 //! SIGTERM and SIGINT while waiting: readygate is often PID 1, where a signal without a handler
-//! is ignored, so it handles them itself and exits 128+N.
+//! is ignored, so it listens for them itself and exits 128+N. A signalfd costs three system
+//! calls; tokio's signal driver, a handler-and-pipe registry for every signal number, cost
+//! 36 k instructions and ~10 KB of fresh heap at each start, about a sixth of a one-shot
+//! `probe`'s work (callgrind).
+//!
+//! A blocked signal stays blocked across exec and fork, so COMMAND gets back the mask readygate
+//! started with: [`restore_mask_for_command`] before an exec, [`original_mask`] in a spawned
+//! child.
 
-use tokio::signal::unix::{signal, Signal, SignalKind};
+use std::cell::Cell;
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-/// Listens for SIGTERM and SIGINT from the moment it is created.
-pub struct Terminations {
-    term: Option<Signal>,
-    int: Option<Signal>,
-}
-
-impl Terminations {
-    /// Installs the handlers; call before any waiting so no signal is missed.
-    pub fn listen() -> Terminations {
-        Terminations {
-            term: signal(SignalKind::terminate()).ok(),
-            int: signal(SignalKind::interrupt()).ok(),
-        }
-    }
-
-    /// Resolves with the signal number (15 or 2) when one arrives.
-    pub async fn next(&mut self) -> i32 {
-        tokio::select! {
-            _ = recv(&mut self.term) => libc::SIGTERM,
-            _ = recv(&mut self.int) => libc::SIGINT,
-        }
-    }
-}
-
-/// The next delivery of `signal`; never, if its handler could not be installed.
-pub async fn recv(signal: &mut Option<Signal>) {
-    match signal {
-        Some(signal) => {
-            signal.recv().await;
-        }
-        None => std::future::pending().await,
-    }
-}
+use tokio::io::unix::AsyncFd;
+use tokio::io::Interest;
 
 /// The signal that tells of folder changes (dnotify): SIGURG, whose default action is to
 /// ignore it, so one that lands where it is not blocked is dropped instead of killing.
 pub const NOTICE: libc::c_int = libc::SIGURG;
 
 thread_local! {
-    /// Whether this thread blocked [`NOTICE`] itself (it was not blocked already).
-    static NOTICE_BLOCKED_HERE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// This thread's signal mask before readygate first blocked anything in it.
+    static ORIGINAL_MASK: Cell<Option<libc::sigset_t>> = const { Cell::new(None) };
 }
 
-/// A signal set holding only [`NOTICE`].
-pub fn notice_set() -> libc::sigset_t {
-    let mut set = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
-    // SAFETY: sigemptyset initializes the set it is given; sigaddset then adds a valid signal
-    // number to that initialized set.
+/// A signal set holding exactly `signals`.
+pub fn set_of(signals: &[libc::c_int]) -> libc::sigset_t {
+    let mut set = MaybeUninit::<libc::sigset_t>::uninit();
+    // SAFETY: sigemptyset initializes the set it is given; sigaddset then adds signal numbers
+    // (valid ones: the callers pass libc's constants) to that initialized set.
     unsafe {
         libc::sigemptyset(set.as_mut_ptr());
-        libc::sigaddset(set.as_mut_ptr(), NOTICE);
+        for &signal in signals {
+            libc::sigaddset(set.as_mut_ptr(), signal);
+        }
         set.assume_init()
     }
 }
 
-/// Blocks [`NOTICE`] in this thread, so it waits to be read through a signalfd; threads started
-/// from here later inherit the block.
-pub fn block_notices() -> std::io::Result<()> {
-    let set = notice_set();
-    let mut old = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+/// Blocks `set` in this thread, so its signals wait to be read through a signalfd; threads
+/// started from here later inherit the block. Call before any such thread is started.
+pub fn block(set: &libc::sigset_t) -> io::Result<()> {
+    let mut old = MaybeUninit::<libc::sigset_t>::uninit();
     // SAFETY: `set` is initialized and `old` is writable; changing the calling thread's mask
     // has no other precondition.
-    let failed = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, old.as_mut_ptr()) };
+    let failed = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, set, old.as_mut_ptr()) };
     if failed != 0 {
-        return Err(std::io::Error::from_raw_os_error(failed));
+        return Err(io::Error::from_raw_os_error(failed));
     }
     // SAFETY: pthread_sigmask succeeded, so it wrote the previous mask into `old`.
-    let was_blocked = unsafe { libc::sigismember(old.as_ptr(), NOTICE) } == 1;
-    if !was_blocked {
-        NOTICE_BLOCKED_HERE.with(|here| here.set(true));
-    }
+    let old = unsafe { old.assume_init() };
+    ORIGINAL_MASK.with(|original| {
+        if original.get().is_none() {
+            original.set(Some(old));
+        }
+    });
     Ok(())
 }
 
-/// Gives back the signal mask readygate started with, for COMMAND: an exec'd or spawned
-/// program inherits the mask (std's `Command` leaves it alone), and one with SIGURG blocked
-/// would never hear of urgent socket data. A NOTICE still pending is dropped here.
+/// The mask this thread had before readygate blocked anything; `None` if it blocked nothing.
+/// For a child's `pre_exec`, which must not allocate or lock.
+pub fn original_mask() -> Option<libc::sigset_t> {
+    ORIGINAL_MASK.with(Cell::get)
+}
+
+/// Gives this thread back the mask readygate started with, just before COMMAND replaces the
+/// process. A blocked signal still pending now takes its default action: a SIGTERM that came
+/// after readiness stops readygate instead of being lost (as PID 1, the kernel drops it).
 pub fn restore_mask_for_command() {
-    if NOTICE_BLOCKED_HERE.with(|here| here.replace(false)) {
-        let set = notice_set();
-        // SAFETY: `set` is initialized; unblocking in the calling thread has no precondition.
-        unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut()) };
+    if let Some(original) = ORIGINAL_MASK.with(|mask| mask.take()) {
+        // SAFETY: `original` is a mask the kernel handed back; setting it has no precondition.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &original, std::ptr::null_mut()) };
+    }
+}
+
+/// A signalfd for the blocked signals of `set`, registered with the runtime.
+pub fn signalfd(set: &libc::sigset_t) -> io::Result<AsyncFd<OwnedFd>> {
+    // SAFETY: `set` is initialized; -1 asks for a new descriptor, owned below.
+    let fd = unsafe { libc::signalfd(-1, set, libc::SFD_NONBLOCK | libc::SFD_CLOEXEC) };
+    if fd == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just returned by signalfd and nothing else owns it.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: the `OwnedFd` keeps the descriptor open, unchanged, until dropped, and it is
+    // dropped only with the `AsyncFd` that holds it.
+    unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }.map_err(|e| e.into_parts().1)
+}
+
+/// Takes one pending signal off `fd`: its number, or `None` when none is pending.
+pub fn read_one(fd: &AsyncFd<OwnedFd>) -> io::Result<Option<libc::c_int>> {
+    let mut info = MaybeUninit::<libc::signalfd_siginfo>::uninit();
+    let size = std::mem::size_of::<libc::signalfd_siginfo>();
+    loop {
+        // SAFETY: the buffer is a writable signalfd_siginfo of `size` bytes.
+        let n = unsafe { libc::read(fd.as_raw_fd(), info.as_mut_ptr().cast(), size) };
+        if n == size as isize {
+            // SAFETY: the kernel wrote a whole signalfd_siginfo.
+            return Ok(Some(unsafe { info.assume_init() }.ssi_signo as libc::c_int));
+        }
+        let err = io::Error::last_os_error();
+        match err.kind() {
+            io::ErrorKind::WouldBlock => return Ok(None),
+            io::ErrorKind::Interrupted => continue,
+            _ => return Err(err),
+        }
+    }
+}
+
+/// Some signals, blocked and read in arrival order.
+pub struct Listener {
+    /// The signalfd; `None` if it could not be set up (then nothing is heard, as before
+    /// handlers existed).
+    fd: Option<AsyncFd<OwnedFd>>,
+}
+
+impl Listener {
+    /// Listens for `signals` from now on.
+    pub fn new(signals: &[libc::c_int]) -> Listener {
+        let set = set_of(signals);
+        let fd = block(&set).and_then(|()| signalfd(&set));
+        Listener { fd: fd.ok() }
+    }
+
+    /// The next signal's number.
+    pub async fn next(&mut self) -> libc::c_int {
+        let Some(fd) = &self.fd else {
+            return std::future::pending().await;
+        };
+        loop {
+            let Ok(mut guard) = fd.readable().await else {
+                return std::future::pending().await;
+            };
+            match read_one(fd) {
+                Ok(Some(signal)) => return signal,
+                Ok(None) => guard.clear_ready(),
+                Err(_) => return std::future::pending().await,
+            }
+        }
+    }
+}
+
+/// Listens for SIGTERM and SIGINT from the moment it is created.
+pub struct Terminations(Listener);
+
+impl Terminations {
+    /// Starts listening; call before any waiting (and any thread) so no signal is missed.
+    pub fn listen() -> Terminations {
+        Terminations(Listener::new(&[libc::SIGTERM, libc::SIGINT]))
+    }
+
+    /// Resolves with the signal number (15 or 2) when one arrives.
+    pub async fn next(&mut self) -> i32 {
+        self.0.next().await
     }
 }

@@ -5,15 +5,15 @@
 //! orphans the kernel hands it.
 
 use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::time::Duration;
 
-use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::time::{sleep, timeout};
 
 use crate::check::{http, Context, HttpMethod, Options};
 use crate::exit::Exit;
-use crate::signal::recv;
+use crate::signal::Listener;
 use crate::target::HttpTarget;
 
 /// Reap even if a SIGCHLD was somehow not seen: a bound on how late an exit is noticed.
@@ -27,11 +27,22 @@ pub async fn supervise(
     attempt_timeout: Duration,
     options: &Options,
 ) -> Exit {
-    // Every handler is in place before the child exists, so no signal or exit is missed.
+    // Listening before the child exists, so no signal or exit is missed.
     let mut signals = Signals::listen();
     let (program, args) = command.split_first().expect("a command was given");
-    crate::signal::restore_mask_for_command();
-    let exit = match Command::new(program).args(args).spawn() {
+    let mut child = Command::new(program);
+    child.args(args);
+    if let Some(mask) = crate::signal::original_mask() {
+        // SAFETY: the closure only calls pthread_sigmask, async-signal-safe, on a mask it
+        // owns: nothing that allocates or locks runs between fork and exec.
+        unsafe {
+            child.pre_exec(move || {
+                libc::pthread_sigmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut());
+                Ok(())
+            });
+        }
+    }
+    let exit = match child.spawn() {
         Ok(child) => {
             let pid = child.id() as libc::pid_t;
             tracing::info!(
@@ -54,36 +65,27 @@ pub async fn supervise(
 }
 
 /// The signals a supervisor handles: child exits, and those it passes on to the child.
-struct Signals {
-    /// SIGCHLD: a child (COMMAND, or an orphan handed to PID 1) has exited.
-    child: Option<Signal>,
-    /// SIGTERM: the kubelet stopping the container.
-    term: Option<Signal>,
-    /// SIGINT: Ctrl-C.
-    int: Option<Signal>,
-    /// SIGHUP: a reload request, by convention.
-    hup: Option<Signal>,
-}
+struct Signals(Listener);
 
 impl Signals {
+    /// SIGCHLD (a child, COMMAND or an orphan handed to PID 1, has exited), and the signals
+    /// passed on: SIGTERM (the kubelet stopping the container), SIGINT (Ctrl-C), SIGHUP (a
+    /// reload request, by convention).
     fn listen() -> Signals {
-        Signals {
-            child: signal(SignalKind::child()).ok(),
-            term: signal(SignalKind::terminate()).ok(),
-            int: signal(SignalKind::interrupt()).ok(),
-            hup: signal(SignalKind::hangup()).ok(),
-        }
+        Signals(Listener::new(&[
+            libc::SIGCHLD,
+            libc::SIGTERM,
+            libc::SIGINT,
+            libc::SIGHUP,
+        ]))
     }
 
     /// The next thing to act on: `Some(N)` is signal N to forward; `None` means a child may
     /// have exited (a SIGCHLD, or the poll interval passed).
     async fn next(&mut self) -> Option<i32> {
         tokio::select! {
-            () = recv(&mut self.child) => None,
+            signal = self.0.next() => (signal != libc::SIGCHLD).then_some(signal),
             () = sleep(REAP_POLL) => None,
-            () = recv(&mut self.term) => Some(libc::SIGTERM),
-            () = recv(&mut self.int) => Some(libc::SIGINT),
-            () = recv(&mut self.hup) => Some(libc::SIGHUP),
         }
     }
 }

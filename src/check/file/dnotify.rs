@@ -22,18 +22,16 @@
 use std::cell::RefCell;
 use std::fs::OpenOptions;
 use std::io;
-use std::mem::MaybeUninit;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
 use tokio::io::unix::AsyncFd;
-use tokio::io::Interest;
 
 use super::Wake;
-use crate::signal::{block_notices, notice_set, NOTICE};
+use crate::signal::{self, NOTICE};
 
 /// The kernel's ABI for dnotify and signal routing, as on every architecture that uses the
 /// generic `fcntl` numbers (the parent module compiles this one only there); the libc crate
@@ -110,43 +108,21 @@ impl Notices {
     }
 
     fn open() -> io::Result<Notices> {
-        block_notices()?;
-        let set = notice_set();
-        // SAFETY: `set` is initialized; -1 asks for a new descriptor, owned below.
-        let fd = unsafe { libc::signalfd(-1, &set, libc::SFD_NONBLOCK | libc::SFD_CLOEXEC) };
-        if fd == -1 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `fd` was just returned by signalfd and nothing else owns it.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        // SAFETY: the `OwnedFd` keeps the descriptor open, unchanged, until dropped, and it
-        // is dropped only with the `AsyncFd` that holds it.
-        let fd = unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }?;
+        let set = signal::set_of(&[NOTICE]);
+        signal::block(&set)?;
         Ok(Notices {
-            fd,
+            fd: signal::signalfd(&set)?,
             readings: AtomicU64::new(0),
         })
     }
 
     /// Reads every pending NOTICE; `Ok(true)` when there was at least one.
     fn drain(&self) -> io::Result<bool> {
-        let mut info = MaybeUninit::<libc::signalfd_siginfo>::uninit();
-        let size = std::mem::size_of::<libc::signalfd_siginfo>();
         let mut read_any = false;
-        loop {
-            // SAFETY: the buffer is a writable signalfd_siginfo of `size` bytes.
-            let n = unsafe { libc::read(self.fd.as_raw_fd(), info.as_mut_ptr().cast(), size) };
-            if n >= 0 {
-                read_any = true;
-                continue;
-            }
-            let err = io::Error::last_os_error();
-            return match err.kind() {
-                io::ErrorKind::WouldBlock => Ok(read_any),
-                io::ErrorKind::Interrupted => continue,
-                _ => Err(err),
-            };
+        while signal::read_one(&self.fd)?.is_some() {
+            read_any = true;
         }
+        Ok(read_any)
     }
 }
 
