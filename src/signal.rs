@@ -62,6 +62,20 @@ pub fn block(set: &libc::sigset_t) -> io::Result<()> {
     Ok(())
 }
 
+/// Blocks every signal in this thread, one that never acts on any: a worker thread that
+/// outlives its job (a check stuck on a dead mount) must not be where the kernel delivers a
+/// signal that readygate blocks and reads elsewhere, such as `--on-exit`'s SIGHUP, whose default
+/// action would stop readygate.
+pub fn block_all() {
+    let mut all = MaybeUninit::<libc::sigset_t>::uninit();
+    // SAFETY: sigfillset initializes the set it is given; changing the calling thread's mask
+    // has no other precondition.
+    unsafe {
+        libc::sigfillset(all.as_mut_ptr());
+        libc::pthread_sigmask(libc::SIG_BLOCK, all.as_ptr(), std::ptr::null_mut());
+    }
+}
+
 /// The mask this thread had before readygate blocked anything; `None` if it blocked nothing.
 /// For a child's `pre_exec`, which must not allocate or lock.
 pub fn original_mask() -> Option<libc::sigset_t> {

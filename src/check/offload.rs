@@ -26,6 +26,7 @@ pub async fn run<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static) ->
     std::thread::Builder::new()
         .name("readygate-check".into())
         .spawn(move || {
+            crate::signal::block_all();
             let _permit = permit;
             let _ = sender.send(job());
         })

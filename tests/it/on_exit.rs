@@ -216,3 +216,34 @@ fn as_pid_1_orphans_are_reaped() {
         .expect_stdout("zombies=0");
     expect_one_post(&server, "/stop");
 }
+
+#[test]
+fn a_signal_is_forwarded_even_while_an_earlier_check_still_runs_on_its_thread() {
+    // A file check whose regex takes seconds is still running on its worker thread when the
+    // other target is ready and COMMAND starts (a TCP check ignores `--matches`). SIGHUP, blocked and read on the main thread,
+    // must not be delivered to that worker instead, where its default action would stop
+    // readygate rather than reach COMMAND.
+    let dir = TempDir::new();
+    let words = dir.join("words");
+    std::fs::write(&words, vec![b'x'; 1 << 20]).unwrap();
+    let (started, got) = (dir.join("started"), dir.join("got"));
+    let server = HttpServer::start(|_, _| Answer::body("ok"));
+    let script = format!(
+        "trap 'echo HUP > {got}; exit 43' HUP; touch {started}; \
+         i=0; while [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; exit 99",
+        got = got.display(),
+        started = started.display()
+    );
+    // The file comes first, so its check is under way before the TCP target is found ready.
+    let (child, begun) = readygate(["wait", "--any", "--on-exit", &server.url("/stop")])
+        .args(["--matches", r"(\w+\s*){1,20}READY", words.to_str().unwrap()])
+        .args([&tcp(&server), "--", "sh", "-c", &script])
+        .spawn_captured();
+    wait_for_file(&started, Duration::from_secs(5));
+    // SAFETY: kill(2) on our own child, not yet waited for.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGHUP) }, 0);
+    finish(child, begun)
+        .expect_code(43)
+        .expect_stderr("forwarding signal 1")
+        .expect_faster_than(Duration::from_secs(10));
+}
