@@ -40,6 +40,23 @@ fn an_unknown_authority_fails_verification_with_a_reason() {
 }
 
 #[test]
+fn a_root_only_the_system_bundle_holds_is_trusted() {
+    // The system bundle is read only when the built-in roots and --cacert anchor nothing;
+    // a chain that needs it must still verify.
+    let (_nginx, certs, port) = https();
+    let url = format!("https://localhost:{port}/");
+    let dir = TempDir::new();
+    let bundle = dir.join("bundle.pem");
+    let ca = std::fs::read_to_string(&certs.ca).unwrap();
+    std::fs::write(&bundle, format!("{ca}{ca}")).unwrap();
+    readygate(["probe", &url])
+        .env("SSL_CERT_FILE", &bundle)
+        .outcome()
+        .expect_code(0);
+    // (A chain no root anchors: `an_unknown_authority_fails_verification_with_a_reason`.)
+}
+
+#[test]
 fn cacert_makes_it_trusted_with_the_url_host_as_sni() {
     let (_nginx, certs, port) = https();
     let ca = certs.ca.to_str().unwrap();
