@@ -297,8 +297,28 @@ mod tests {
         assert!(Arc::ptr_eq(&first.notices, &second.notices));
         let quiet = tokio::time::timeout(Duration::from_millis(100), first.changed()).await;
         assert!(quiet.is_err(), "woke with nothing changed");
-        std::fs::write(one.join("ready"), "").unwrap();
+        // Both wait at once, as two targets' loops do: whichever reads the signal must wake
+        // the other too. And one busy elsewhere when it came hears of it at its next wait.
         let within = Duration::from_secs(2);
+        let writer = {
+            let ready = one.join("ready");
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(50));
+                std::fs::write(ready, "").unwrap();
+            })
+        };
+        let (a, b) = tokio::join!(
+            tokio::time::timeout(within, first.changed()),
+            tokio::time::timeout(within, second.changed()),
+        );
+        writer.join().unwrap();
+        assert!(
+            a.is_ok() && b.is_ok(),
+            "first woke: {}, second: {}",
+            a.is_ok(),
+            b.is_ok()
+        );
+        std::fs::write(two.join("ready"), "").unwrap();
         tokio::time::timeout(within, first.changed()).await.unwrap();
         tokio::time::timeout(within, second.changed())
             .await
