@@ -1,6 +1,6 @@
 //! `file:///PATH`: ready when the path exists and, with `--contains`/`--matches`, its content
-//! matches. File-system events (dnotify, else inotify) wake the retry loop at once; polling remains the
-//! fallback for file systems without events.
+//! matches. File-system events (dnotify, else inotify) wake the retry loop at once; polling
+//! remains the fallback for file systems without events.
 
 use std::ffi::OsStr;
 use std::fs::OpenOptions;
@@ -12,11 +12,6 @@ use crate::engine::Reason;
 use crate::matcher::{Matcher, MAX_BODY};
 use crate::transport::describe_io;
 
-#[cfg(any(
-    target_arch = "x86_64",
-    target_arch = "aarch64",
-    target_arch = "riscv64"
-))]
 mod dnotify;
 mod inotify;
 
@@ -77,11 +72,6 @@ pub enum Wake {
 /// Folder events from whichever kernel interface this machine offers.
 enum Events {
     /// dnotify: closing it does not wait for the kernel (see that module).
-    #[cfg(any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "riscv64"
-    ))]
     Dnotify(dnotify::Watcher),
     /// inotify, where dnotify is unavailable.
     Inotify(inotify::Watcher),
@@ -90,11 +80,6 @@ enum Events {
 impl Events {
     /// dnotify if it can watch `folder`, else inotify; `None` when neither can.
     fn new(folder: &Path, wake: Wake) -> Option<Events> {
-        #[cfg(any(
-            target_arch = "x86_64",
-            target_arch = "aarch64",
-            target_arch = "riscv64"
-        ))]
         if let Ok(watcher) = dnotify::Watcher::new(folder, wake) {
             return Some(Events::Dnotify(watcher));
         }
@@ -106,11 +91,6 @@ impl Events {
     /// Watches `folder` if it is not the folder watched already.
     fn aim(&mut self, folder: &Path) -> io::Result<()> {
         match self {
-            #[cfg(any(
-                target_arch = "x86_64",
-                target_arch = "aarch64",
-                target_arch = "riscv64"
-            ))]
             Events::Dnotify(watcher) => watcher.aim(folder),
             Events::Inotify(watcher) => watcher.aim(folder),
         }
@@ -118,11 +98,6 @@ impl Events {
 
     async fn changed(&mut self) {
         match self {
-            #[cfg(any(
-                target_arch = "x86_64",
-                target_arch = "aarch64",
-                target_arch = "riscv64"
-            ))]
             Events::Dnotify(watcher) => watcher.changed().await,
             Events::Inotify(watcher) => watcher.changed().await,
         }

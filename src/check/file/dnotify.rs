@@ -33,9 +33,16 @@ use tokio::io::unix::AsyncFd;
 use super::Wake;
 use crate::signal::{self, NOTICE};
 
-/// The kernel's ABI for dnotify and signal routing, as on every architecture that uses the
-/// generic `fcntl` numbers (the parent module compiles this one only there); the libc crate
-/// does not export them for glibc.
+/// Whether [`abi`] holds this architecture's numbers: the generic `fcntl` ones. Elsewhere
+/// (alpha, mips, parisc, sparc number them otherwise) dnotify is not used and inotify serves.
+const ABI_KNOWN: bool = cfg!(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+));
+
+/// The kernel's ABI for dnotify and signal routing, with the generic `fcntl` numbers; the libc
+/// crate does not export them for glibc.
 mod abi {
     /// `fcntl` command: the signal sent on I/O readiness, here on a folder change.
     pub const F_SETSIG: libc::c_int = 10;
@@ -143,6 +150,9 @@ impl Watcher {
     /// Arms `folder`; fails where dnotify is unavailable (compiled out of the kernel,
     /// `fs.dir-notify-enable = 0`, a sandbox such as gVisor) or the folder cannot be opened.
     pub fn new(folder: &Path, wake: Wake) -> io::Result<Watcher> {
+        if !ABI_KNOWN {
+            return Err(io::ErrorKind::Unsupported.into());
+        }
         let notices = Notices::shared()?;
         let mask = mask(wake);
         let armed = Armed::new(folder, mask)?;
