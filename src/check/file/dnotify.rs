@@ -285,6 +285,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn existence_alone_is_not_woken_by_writes() {
+        let content = abi::DN_MODIFY | abi::DN_ATTRIB;
+        assert_eq!(mask(Wake::OnEntries) & content, 0);
+        assert_eq!(mask(Wake::OnContent) & content, content);
+        let entries = abi::DN_CREATE | abi::DN_DELETE | abi::DN_RENAME | abi::DN_MULTISHOT;
+        assert_eq!(mask(Wake::OnEntries), entries);
+        assert_eq!(mask(Wake::OnContent) & entries, entries);
+    }
+
+    #[test]
     fn the_folder_above_is_found_by_name() {
         let above = |folder: &str| above(Path::new(folder)).map(|p| p.display().to_string());
         assert_eq!(above("/"), None);
