@@ -11,8 +11,10 @@ use crate::exit::Exit;
 /// Replaces this process with `command`; returns only when that fails (126 or 127).
 pub fn exec(command: &[OsString]) -> Exit {
     let (program, args) = command.split_first().expect("a command was given");
-    crate::signal::restore_mask_for_command();
-    let err = Command::new(program).args(args).exec();
+    let mut command = Command::new(program);
+    command.args(args);
+    crate::signal::restore_mask_for(&mut command);
+    let err = command.exec();
     // std resets SIGPIPE to its default for the new program; the exec failed, so ignore it
     // again, or the message below would kill readygate (not exit 126/127) on a closed stderr.
     // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.

@@ -8,13 +8,14 @@
 //! `probe`'s work (callgrind).
 //!
 //! A blocked signal stays blocked across exec and fork, so COMMAND gets back the mask readygate
-//! started with: [`restore_mask_for_command`] before an exec, [`original_mask`] in a spawned
-//! child.
+//! started with ([`restore_mask_for`]).
 
 use std::cell::Cell;
 use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::process::Command;
 
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
@@ -29,7 +30,7 @@ thread_local! {
 }
 
 /// A signal set holding exactly `signals`.
-pub fn set_of(signals: &[libc::c_int]) -> libc::sigset_t {
+fn set_of(signals: &[libc::c_int]) -> libc::sigset_t {
     let mut set = MaybeUninit::<libc::sigset_t>::uninit();
     // SAFETY: sigemptyset initializes the set it is given; sigaddset then adds signal numbers
     // (valid ones: the callers pass libc's constants) to that initialized set.
@@ -44,7 +45,7 @@ pub fn set_of(signals: &[libc::c_int]) -> libc::sigset_t {
 
 /// Blocks `set` in this thread, so its signals wait to be read through a signalfd; threads
 /// started from here later inherit the block. Call before any such thread is started.
-pub fn block(set: &libc::sigset_t) -> io::Result<()> {
+fn block(set: &libc::sigset_t) -> io::Result<()> {
     let mut old = MaybeUninit::<libc::sigset_t>::uninit();
     // SAFETY: `set` is initialized and `old` is writable; changing the calling thread's mask
     // has no other precondition.
@@ -76,24 +77,27 @@ pub fn block_all() {
     }
 }
 
-/// The mask this thread had before readygate blocked anything; `None` if it blocked nothing.
-/// For a child's `pre_exec`, which must not allocate or lock.
-pub fn original_mask() -> Option<libc::sigset_t> {
-    ORIGINAL_MASK.with(Cell::get)
-}
-
-/// Gives this thread back the mask readygate started with, just before COMMAND replaces the
-/// process. A blocked signal still pending now takes its default action: a SIGTERM that came
-/// after readiness stops readygate instead of being lost (as PID 1, the kernel drops it).
-pub fn restore_mask_for_command() {
-    if let Some(original) = ORIGINAL_MASK.with(|mask| mask.take()) {
-        // SAFETY: `original` is a mask the kernel handed back; setting it has no precondition.
-        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &original, std::ptr::null_mut()) };
+/// Gives COMMAND back the signal mask readygate started with, whether it is exec'd in place
+/// or spawned as a child: a program inherits the mask (std's `Command` leaves it alone), and
+/// one started with SIGTERM or SIGURG blocked would never hear of them. Set just before the
+/// program starts, so a signal still pending then takes its default action: a SIGTERM that
+/// came after readiness stops readygate instead of being lost (as PID 1, the kernel drops it).
+pub fn restore_mask_for(command: &mut Command) {
+    let Some(original) = ORIGINAL_MASK.with(Cell::get) else {
+        return;
+    };
+    // SAFETY: the hook only calls pthread_sigmask, which is async-signal-safe, on a mask it
+    // owns: nothing that allocates or locks runs between fork and exec.
+    unsafe {
+        command.pre_exec(move || {
+            libc::pthread_sigmask(libc::SIG_SETMASK, &original, std::ptr::null_mut());
+            Ok(())
+        });
     }
 }
 
 /// A signalfd for the blocked signals of `set`, registered with the runtime.
-pub fn signalfd(set: &libc::sigset_t) -> io::Result<AsyncFd<OwnedFd>> {
+fn signalfd(set: &libc::sigset_t) -> io::Result<AsyncFd<OwnedFd>> {
     // SAFETY: `set` is initialized; -1 asks for a new descriptor, owned below.
     let fd = unsafe { libc::signalfd(-1, set, libc::SFD_NONBLOCK | libc::SFD_CLOEXEC) };
     if fd == -1 {
@@ -107,7 +111,7 @@ pub fn signalfd(set: &libc::sigset_t) -> io::Result<AsyncFd<OwnedFd>> {
 }
 
 /// Takes one pending signal off `fd`: its number, or `None` when none is pending.
-pub fn read_one(fd: &AsyncFd<OwnedFd>) -> io::Result<Option<libc::c_int>> {
+fn read_one(fd: &AsyncFd<OwnedFd>) -> io::Result<Option<libc::c_int>> {
     let mut info = MaybeUninit::<libc::signalfd_siginfo>::uninit();
     let size = std::mem::size_of::<libc::signalfd_siginfo>();
     loop {
@@ -134,26 +138,44 @@ pub struct Listener {
 }
 
 impl Listener {
-    /// Listens for `signals` from now on.
-    pub fn new(signals: &[libc::c_int]) -> Listener {
+    /// Listens for `signals` from now on, or fails saying why it cannot.
+    pub fn try_new(signals: &[libc::c_int]) -> io::Result<Listener> {
         let set = set_of(signals);
-        let fd = block(&set).and_then(|()| signalfd(&set));
-        Listener { fd: fd.ok() }
+        block(&set)?;
+        Ok(Listener {
+            fd: Some(signalfd(&set)?),
+        })
     }
 
-    /// The next signal's number.
-    pub async fn next(&mut self) -> libc::c_int {
+    /// Listens for `signals` from now on; hears nothing if that cannot be set up.
+    pub fn new(signals: &[libc::c_int]) -> Listener {
+        Listener::try_new(signals).unwrap_or(Listener { fd: None })
+    }
+
+    /// Waits for the signalfd to be readable, then takes one pending signal: its number, or
+    /// `None` when another reader of the same signalfd took it first.
+    pub async fn take(&self) -> Option<libc::c_int> {
         let Some(fd) = &self.fd else {
             return std::future::pending().await;
         };
+        let Ok(mut guard) = fd.readable().await else {
+            return std::future::pending().await;
+        };
+        match read_one(fd) {
+            Ok(Some(signal)) => Some(signal),
+            Ok(None) => {
+                guard.clear_ready();
+                None
+            }
+            Err(_) => std::future::pending().await,
+        }
+    }
+
+    /// The next signal's number.
+    pub async fn next(&self) -> libc::c_int {
         loop {
-            let Ok(mut guard) = fd.readable().await else {
-                return std::future::pending().await;
-            };
-            match read_one(fd) {
-                Ok(Some(signal)) => return signal,
-                Ok(None) => guard.clear_ready(),
-                Err(_) => return std::future::pending().await,
+            if let Some(signal) = self.take().await {
+                return signal;
             }
         }
     }

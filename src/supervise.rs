@@ -5,7 +5,6 @@
 //! orphans the kernel hands it.
 
 use std::ffi::OsString;
-use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::time::Duration;
 
@@ -32,16 +31,7 @@ pub async fn supervise(
     let (program, args) = command.split_first().expect("a command was given");
     let mut child = Command::new(program);
     child.args(args);
-    if let Some(mask) = crate::signal::original_mask() {
-        // SAFETY: the closure only calls pthread_sigmask, async-signal-safe, on a mask it
-        // owns: nothing that allocates or locks runs between fork and exec.
-        unsafe {
-            child.pre_exec(move || {
-                libc::pthread_sigmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut());
-                Ok(())
-            });
-        }
-    }
+    crate::signal::restore_mask_for(&mut child);
     let exit = match child.spawn() {
         Ok(child) => {
             let pid = child.id() as libc::pid_t;

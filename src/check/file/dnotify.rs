@@ -28,10 +28,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
-use tokio::io::unix::AsyncFd;
-
 use super::Wake;
-use crate::signal::{self, NOTICE};
+use crate::signal::{Listener, NOTICE};
 
 /// Whether [`abi`] holds this architecture's numbers: the generic `fcntl` ones. Elsewhere
 /// (alpha, mips, parisc, sparc number them otherwise) dnotify is not used and inotify serves.
@@ -87,8 +85,8 @@ fn mask(wake: Wake) -> libc::c_ulong {
 /// can be read by one reader only, so every watch on the thread shares it and learns of a
 /// reading through `readings`.
 struct Notices {
-    /// The signalfd for NOTICE, registered with the runtime.
-    fd: AsyncFd<OwnedFd>,
+    /// NOTICE, blocked and read from a signalfd.
+    listener: Listener,
     /// How many times NOTICE was read: a watch that saw fewer has been notified.
     readings: AtomicU64,
 }
@@ -115,21 +113,10 @@ impl Notices {
     }
 
     fn open() -> io::Result<Notices> {
-        let set = signal::set_of(&[NOTICE]);
-        signal::block(&set)?;
         Ok(Notices {
-            fd: signal::signalfd(&set)?,
+            listener: Listener::try_new(&[NOTICE])?,
             readings: AtomicU64::new(0),
         })
-    }
-
-    /// Reads every pending NOTICE; `Ok(true)` when there was at least one.
-    fn drain(&self) -> io::Result<bool> {
-        let mut read_any = false;
-        while signal::read_one(&self.fd)?.is_some() {
-            read_any = true;
-        }
-        Ok(read_any)
     }
 }
 
@@ -183,18 +170,9 @@ impl Watcher {
                 self.seen = readings;
                 return;
             }
-            let Ok(mut guard) = self.notices.fd.readable().await else {
-                return std::future::pending().await;
-            };
-            match self.notices.drain() {
-                Ok(read_any) => {
-                    // The last read found nothing left: the readiness is spent.
-                    guard.clear_ready();
-                    if read_any {
-                        self.notices.readings.fetch_add(1, Ordering::AcqRel);
-                    }
-                }
-                Err(_) => return std::future::pending().await,
+            // A reading by another watch on the thread wakes this one too (the loop above).
+            if self.notices.listener.take().await.is_some() {
+                self.notices.readings.fetch_add(1, Ordering::AcqRel);
             }
         }
     }
