@@ -66,19 +66,20 @@ impl Clients {
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
             .map_err(|e| format!("TLS setup: {e}"))?;
-        let config = if options.insecure {
+        let trust = if options.insecure {
             tracing::warn!("--insecure: TLS certificates are not verified");
-            builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(AcceptAny(provider)))
-                .with_no_client_auth()
+            Trust::Any
         } else {
-            let verifier = BundleOnDemand::new(provider, &options.cacert)?;
-            builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(verifier))
-                .with_no_client_auth()
+            Trust::Roots {
+                quick: verifier(quick_roots(&options.cacert), &provider)?,
+                all: OnceLock::new(),
+                cacert: options.cacert.clone(),
+            }
         };
+        let config = builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(Verifier { trust, provider }))
+            .with_no_client_auth();
         let with_alpn = |protocol: &[u8]| {
             let mut config = config.clone();
             config.alpn_protocols = vec![protocol.to_vec()];
@@ -118,40 +119,6 @@ fn all_roots(cacert: &[Certificate]) -> Option<RootCertStore> {
     Some(roots)
 }
 
-/// Verifies a chain against the quick roots, and only if none of them anchors it, against all
-/// roots, reading the system bundle then (once per run).
-#[derive(Debug)]
-struct BundleOnDemand {
-    /// Built-in roots and `--cacert`'s.
-    quick: Arc<WebPkiServerVerifier>,
-    /// Those and the system bundle's, made on first need; `None` without a bundle.
-    all: OnceLock<Option<Arc<WebPkiServerVerifier>>>,
-    /// For `all`.
-    cacert: Vec<Certificate>,
-    /// For `all`.
-    provider: Arc<CryptoProvider>,
-}
-
-impl BundleOnDemand {
-    fn new(provider: Arc<CryptoProvider>, cacert: &[Certificate]) -> Result<Self, Reason> {
-        Ok(BundleOnDemand {
-            quick: verifier(quick_roots(cacert), &provider)?,
-            all: OnceLock::new(),
-            cacert: cacert.to_vec(),
-            provider,
-        })
-    }
-
-    fn all(&self) -> Option<&Arc<WebPkiServerVerifier>> {
-        self.all
-            .get_or_init(|| {
-                let roots = all_roots(&self.cacert)?;
-                verifier(roots, &self.provider).ok()
-            })
-            .as_ref()
-    }
-}
-
 /// webpki's verifier over `roots`.
 fn verifier(
     roots: RootCertStore,
@@ -160,54 +127,6 @@ fn verifier(
     WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(provider))
         .build()
         .map_err(|e| format!("TLS setup: {e}"))
-}
-
-impl ServerCertVerifier for BundleOnDemand {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp_response: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, TlsError> {
-        let verify = |verifier: &WebPkiServerVerifier| {
-            verifier.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        };
-        match verify(&self.quick) {
-            Err(TlsError::InvalidCertificate(CertificateError::UnknownIssuer)) => {
-                match self.all() {
-                    Some(all) => verify(all),
-                    None => Err(TlsError::InvalidCertificate(
-                        CertificateError::UnknownIssuer,
-                    )),
-                }
-            }
-            verdict => verdict,
-        }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, TlsError> {
-        self.quick.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, TlsError> {
-        self.quick.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.quick.supported_verify_schemes()
-    }
 }
 
 /// Reads `--cacert FILE`: every certificate in it, each usable as a trust anchor. Any fault is
@@ -304,21 +223,57 @@ fn server_name_text(name: &ServerName<'_>) -> String {
     }
 }
 
-/// `--insecure`: any certificate is accepted, but the handshake's own signatures are still
-/// checked, so the session is at least with the holder of the certificate's key.
+/// How a server's certificate chain is judged.
 #[derive(Debug)]
-struct AcceptAny(Arc<CryptoProvider>);
+enum Trust {
+    /// `--insecure`: any certificate is accepted.
+    Any,
+    /// Against the quick roots, and only if none of them anchors the chain, against all roots,
+    /// reading the system bundle then (once per run).
+    Roots {
+        /// Built-in roots and `--cacert`'s.
+        quick: Arc<WebPkiServerVerifier>,
+        /// Those and the system bundle's, made on first need; `None` without a bundle.
+        all: OnceLock<Option<Arc<WebPkiServerVerifier>>>,
+        /// `--cacert`'s certificates, for `all`.
+        cacert: Vec<Certificate>,
+    },
+}
 
-impl ServerCertVerifier for AcceptAny {
+/// readygate's certificate verifier: the chain as [`Trust`] says; the handshake's own
+/// signatures always, so that even with `--insecure` the session is with the holder of the
+/// certificate's key.
+#[derive(Debug)]
+struct Verifier {
+    /// How the chain is judged.
+    trust: Trust,
+    /// The signature algorithms, and what `all` is built with.
+    provider: Arc<CryptoProvider>,
+}
+
+impl ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
     ) -> Result<ServerCertVerified, TlsError> {
-        Ok(ServerCertVerified::assertion())
+        let Trust::Roots { quick, all, cacert } = &self.trust else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        let verify = |verifier: &WebPkiServerVerifier| {
+            verifier.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        };
+        let unknown = TlsError::InvalidCertificate(CertificateError::UnknownIssuer);
+        match verify(quick) {
+            Err(err) if err == unknown => {
+                let all = all.get_or_init(|| verifier(all_roots(cacert)?, &self.provider).ok());
+                all.as_deref().map_or(Err(unknown), verify)
+            }
+            verdict => verdict,
+        }
     }
 
     fn verify_tls12_signature(
@@ -327,12 +282,8 @@ impl ServerCertVerifier for AcceptAny {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, TlsError> {
-        verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
+        let algorithms = &self.provider.signature_verification_algorithms;
+        verify_tls12_signature(message, cert, dss, algorithms)
     }
 
     fn verify_tls13_signature(
@@ -341,16 +292,14 @@ impl ServerCertVerifier for AcceptAny {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, TlsError> {
-        verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
+        let algorithms = &self.provider.signature_verification_algorithms;
+        verify_tls13_signature(message, cert, dss, algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 
