@@ -241,27 +241,34 @@ mod tests {
         let unreachable = io::Error::from_raw_os_error(libc::ENETUNREACH);
         let a: SocketAddr = "127.0.0.1:1".parse().unwrap();
         let b: SocketAddr = "[::1]:1".parse().unwrap();
+        let cases = [
+            (a, &refused, 1, "connection refused to 127.0.0.1:1"),
+            (
+                b,
+                &refused,
+                2,
+                "connection refused to [::1]:1 (and 1 other address)",
+            ),
+            (
+                b,
+                &unreachable,
+                2,
+                "network is unreachable to [::1]:1 (and 1 other address)",
+            ),
+            (
+                b,
+                &refused,
+                3,
+                "connection refused to [::1]:1 (and 2 other addresses)",
+            ),
+        ];
+        // Each twice in a row (the second from the cache), and the whole list twice (each
+        // after a different one).
         for _ in 0..2 {
-            assert_eq!(
-                connect_error(&a, &refused, 1),
-                "connection refused to 127.0.0.1:1"
-            );
-            assert_eq!(
-                connect_error(&a, &refused, 1),
-                "connection refused to 127.0.0.1:1"
-            );
-            assert_eq!(
-                connect_error(&b, &refused, 2),
-                "connection refused to [::1]:1 (and 1 other address)"
-            );
-            assert_eq!(
-                connect_error(&b, &unreachable, 2),
-                "network is unreachable to [::1]:1 (and 1 other address)"
-            );
-            assert_eq!(
-                connect_error(&b, &refused, 3),
-                "connection refused to [::1]:1 (and 2 other addresses)"
-            );
+            for (addr, err, count, text) in &cases {
+                assert_eq!(connect_error(addr, err, *count), *text);
+                assert_eq!(connect_error(addr, err, *count), *text);
+            }
         }
     }
 
