@@ -97,7 +97,7 @@ pub struct Check {
 pub enum CheckWatch {
     /// Polling only.
     None(NoWatch),
-    /// inotify on the file's nearest existing folder.
+    /// Folder events (dnotify, else inotify) on the file's nearest existing folder.
     File(file::FileWatch),
 }
 

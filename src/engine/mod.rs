@@ -59,6 +59,16 @@ impl Watch for NoWatch {
     }
 }
 
+/// A watch that may not have been set up; without one, as [`NoWatch`].
+impl<W: Watch> Watch for Option<W> {
+    async fn changed(&mut self) {
+        match self {
+            Some(watch) => watch.changed().await,
+            None => NoWatch.changed().await,
+        }
+    }
+}
+
 /// The retry settings, validated once by the plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
@@ -284,18 +294,11 @@ async fn target_loop<C: Condition>(
         // timer to run out idle, and the pacer arms afresh.
         tokio::select! {
             _ = pacer.sleep(delay, backoff.peek()) => {}
-            _ = changed(&mut watch) => {}
+            _ = watch.changed() => {}
         }
     }
 }
 
-/// The watch's next wake-up; never, without one.
-async fn changed(watch: &mut Option<impl Watch>) {
-    match watch {
-        Some(watch) => watch.changed().await,
-        None => std::future::pending().await,
-    }
-}
 
 /// At the deadline, an attempt still in flight is the reason its target is not ready, unless
 /// an earlier attempt failed for a concrete reason: a peer that resets every connection is

@@ -18,7 +18,7 @@ use crate::signal::Terminations;
 /// Re-read interval while file-system events are watched: events do the real work, this only
 /// covers a file system that never delivers them.
 const POLL_WITH_EVENTS: Duration = Duration::from_secs(2);
-/// Re-read interval when inotify is unavailable.
+/// Re-read interval when the kernel offers no folder events.
 const POLL_WITHOUT_EVENTS: Duration = Duration::from_millis(100);
 
 /// Runs the legacy side: wait up to the grace period for `native`, then stand down or run.
