@@ -299,7 +299,6 @@ async fn target_loop<C: Condition>(
     }
 }
 
-
 /// At the deadline, an attempt still in flight is the reason its target is not ready, unless
 /// an earlier attempt failed for a concrete reason: a peer that resets every connection is
 /// reported as `connection reset`, not as the unfinished last attempt's `no answer within 30ms`.
