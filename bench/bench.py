@@ -4,7 +4,7 @@
 Started by bench/run.sh, which installs the peers and builds readygate. Measures one-shot probes
 (hyperfine), peak RSS (GNU time), detection latency after a target comes up, CPU over a wait on
 a closed port, fan-out to many targets and the shipped size; writes a Markdown report and the
-README's table. A benchmark, not a test: nothing here fails on a slow number.
+table in docs/performance.md. A benchmark, not a test: nothing here fails on a slow number.
 """
 
 import argparse
@@ -741,7 +741,7 @@ def detail_tables(r):
 
 
 def summary(r):
-    """The README's part: date, machine, headline table, goals."""
+    """The part in docs/performance.md: date, machine, headline table, goals."""
     return "\n".join([
         f"Latest run: {r['date']} on {r['machine']}; readygate {r['commit']} "
         f"({r['flavour']} build, {r['readygate_bytes'] / 1e6:.2f} MB). Medians; "
@@ -757,7 +757,7 @@ def report(r, args):
     v = r["versions"]
     return f"""# readygate benchmark
 
-Written by `bench/run.sh` (see the README's "Benchmark" section); do not edit by hand.
+Written by `bench/run.sh` (see "Benchmark" in docs/performance.md); do not edit by hand.
 
 - date: {r['date']}
 - machine: {r['machine']}; load average before / after: {r['load_before']} / {r['load_after']};
@@ -809,7 +809,7 @@ Written by `bench/run.sh` (see the README's "Benchmark" section); do not edit by
 """
 
 
-def update_readme(path, text):
+def update_summary(path, text):
     start, end = "<!-- bench:start -->", "<!-- bench:end -->"
     content = path.read_text()
     if start not in content or end not in content:
@@ -826,7 +826,7 @@ def main():
     parser.add_argument("--wait-on", required=True)
     parser.add_argument("--wait-for-them", required=True)
     parser.add_argument("--report", type=Path)
-    parser.add_argument("--readme", type=Path)
+    parser.add_argument("--summary", type=Path, help="Markdown file whose bench markers get the table")
     parser.add_argument("--runs", type=int, default=30, help="hyperfine runs per one-shot command")
     parser.add_argument("--trials", type=int, default=25, help="detection trials per kind")
     parser.add_argument("--cpu-seconds", type=int, default=20)
@@ -877,8 +877,8 @@ def main():
         text = report(r, args)
         if args.report:
             args.report.write_text(text)
-        if args.readme:
-            update_readme(args.readme, summary(r))
+        if args.summary:
+            update_summary(args.summary, summary(r))
         print(text)
     else:
         print(json.dumps(r, indent=1, default=str))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The side-by-side benchmark (README "Benchmark"): installs readygate's peers, builds readygate
-# as it ships, then runs bench/bench.py, which writes bench/report.md and the README's table.
+# The side-by-side benchmark (docs/performance.md "Benchmark"): installs readygate's peers,
+# builds readygate as it ships, then runs bench/bench.py, which writes bench/report.md and the
+# table in docs/performance.md.
 #
 # Peers come from Debian (nginx, curl, netcat-openbsd, wait-for-it, hyperfine, time), npm
 # (wait-on) and crates.io (wait-for-them); the npm and cargo ones go into bench/.tools/ (git
@@ -55,4 +56,4 @@ exec python3 bench/bench.py \
   --readygate "$tools/readygate" --flavour "$flavour" \
   --wait-on "$tools/npm/node_modules/.bin/wait-on" \
   --wait-for-them "$tools/cargo/bin/wait-for-them" \
-  --report bench/report.md --readme README.md "$@"
+  --report bench/report.md --summary docs/performance.md "$@"

@@ -3,7 +3,7 @@
 //! the same exit statuses (1 for a bad command line, 124 for a timeout, else the command's own),
 //! the same `--strict` rule — while readygate's engine does the waiting. Where the script's
 //! behaviour is an accident of bash, `timeout(1)` or its re-invocation of itself, the choice
-//! made here is written next to the code and in the README ("Migrating from wait-for-it").
+//! made here is written next to the code and in docs/compat.md.
 
 mod args;
 

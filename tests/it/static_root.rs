@@ -153,7 +153,7 @@ fn the_static_binary_fits_the_size_budget() {
     let size = fs::metadata(static_binary()).unwrap().len();
     assert!(
         size <= 4 * 1024 * 1024,
-        "the static binary is {size} bytes, over the 4 MiB budget (README: Size)"
+        "the static binary is {size} bytes, over the 4 MiB budget (docs/performance.md: Size)"
     );
 }
 
