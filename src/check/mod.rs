@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use crate::cli::Method;
-use crate::engine::{Condition, NoWatch, Reason, Watch};
+use crate::engine::{Condition, Miss, NoWatch, Reason, Watch};
 use crate::header::Header;
 use crate::matcher::Matcher;
 use crate::status::StatusRanges;
@@ -133,8 +133,8 @@ impl Condition for Check {
         }
     }
 
-    async fn attempt(&self) -> Result<(), Reason> {
-        match &self.target.kind {
+    async fn attempt(&self) -> Result<(), Miss> {
+        let outcome = match &self.target.kind {
             Kind::Tcp(endpoint) => tcp::check(endpoint).await,
             Kind::Http(target) => http::check(target, &self.context).await,
             Kind::File(path) => {
@@ -144,6 +144,7 @@ impl Condition for Check {
             }
             Kind::Unix(path) => unix::check(path).await,
             Kind::Grpc(target) => grpc::check(target, &self.context).await,
-        }
+        };
+        Ok(outcome?)
     }
 }

@@ -10,7 +10,7 @@ mod args;
 use std::ffi::OsString;
 use std::time::{Duration, Instant};
 
-use crate::engine::{self, Condition, NoWatch, Policy, Reason};
+use crate::engine::{self, Condition, Miss, NoWatch, Policy, Reason};
 use crate::plan::{ATTEMPT_TIMEOUT, INTERVAL, MAX_INTERVAL};
 use crate::redact::{one_line, quoted};
 use crate::signal::Terminations;
@@ -151,10 +151,10 @@ impl Condition for Port {
         NoWatch
     }
 
-    async fn attempt(&self) -> Result<(), Reason> {
+    async fn attempt(&self) -> Result<(), Miss> {
         match &self.0 {
-            Ok(endpoint) => connect_tcp(endpoint).await.map(drop),
-            Err(reason) => Err(reason.clone()),
+            Ok(endpoint) => Ok(connect_tcp(endpoint).await.map(drop)?),
+            Err(reason) => Err(Miss::NotYet(reason.clone())),
         }
     }
 }

@@ -32,6 +32,23 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 /// Why one attempt found a target not ready, in words a person can act on.
 pub type Reason = String;
 
+/// How an attempt missed the goal: for now, or for good.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Miss {
+    /// Not ready yet: the engine tries again.
+    NotYet(Reason),
+    /// Never going to be ready (a Job that failed): the engine stops trying this target, and
+    /// without `--any` ends the wait at once.
+    #[cfg_attr(not(test), allow(dead_code))] // until the first check that can fail for good
+    Never(Reason),
+}
+
+impl From<Reason> for Miss {
+    fn from(reason: Reason) -> Miss {
+        Miss::NotYet(reason)
+    }
+}
+
 /// Something that can be checked for readiness: one target bound to its options.
 pub trait Condition: Send + Sync + 'static {
     /// Notices changes between attempts (file-system events); [`NoWatch`] for most kinds.
@@ -40,8 +57,9 @@ pub trait Condition: Send + Sync + 'static {
     /// Starts watching for changes, before the first attempt so none is missed.
     fn watch(&self) -> Self::Watch;
 
-    /// One attempt; `Err` says why the target is not ready. The engine bounds its duration.
-    fn attempt(&self) -> impl Future<Output = Result<(), Reason>> + Send;
+    /// One attempt; `Err` says why the target is not ready, and whether it ever can be. The
+    /// engine bounds its duration.
+    fn attempt(&self) -> impl Future<Output = Result<(), Miss>> + Send;
 }
 
 /// A source of "something may have changed, try again now" wake-ups.
@@ -120,6 +138,17 @@ struct Progress {
     in_flight: Option<Instant>,
 }
 
+/// How a target loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// The goal was met (ready, or not ready with `--invert`).
+    Met,
+    /// Out of attempts (`probe`).
+    OutOfAttempts,
+    /// The target can never be ready: no point waiting for it, or for all targets.
+    Never,
+}
+
 /// What a target loop reports to the engine.
 enum Event {
     /// An attempt starts now.
@@ -147,7 +176,7 @@ pub async fn run<C: Condition>(conditions: Vec<C>, names: &[String], policy: &Po
         let seed = seed.wrapping_add(index as u64);
         let name = names[index].clone();
         tasks.spawn(async move {
-            let ready = target_loop(condition, &name, &policy, deadline, seed, |event| {
+            let end = target_loop(condition, &name, &policy, deadline, seed, |event| {
                 let mut progress = shared.lock().expect("progress lock");
                 let progress = &mut progress[index];
                 match event {
@@ -167,7 +196,7 @@ pub async fn run<C: Condition>(conditions: Vec<C>, names: &[String], policy: &Po
                 }
             })
             .await;
-            (index, ready)
+            (index, end)
         });
     }
 
@@ -184,11 +213,14 @@ pub async fn run<C: Condition>(conditions: Vec<C>, names: &[String], policy: &Po
             joined = tasks.join_next() => {
                 finished += 1;
                 // A target loop cannot panic by design; if one did, it is simply not ready.
-                let (index, ready) = match joined {
+                let (index, end) = match joined {
                     Some(Ok(done)) => done,
-                    Some(Err(_)) | None => (usize::MAX, false),
+                    Some(Err(_)) | None => (usize::MAX, End::OutOfAttempts),
                 };
-                if ready {
+                if end == End::Never && !policy.any {
+                    break false;
+                }
+                if end == End::Met {
                     ready_count += 1;
                     shared.lock().expect("progress lock")[index].ready = true;
                     tracing::info!("{}: {} after {}", names[index],
@@ -223,7 +255,7 @@ pub async fn run<C: Condition>(conditions: Vec<C>, names: &[String], policy: &Po
     }
 }
 
-/// Attempts one condition until it meets the goal (`true`) or runs out of attempts (`false`).
+/// Attempts one condition until it meets the goal, runs out of attempts, or can never be ready.
 /// Deadline expiry is handled by the caller, which drops this future.
 async fn target_loop<C: Condition>(
     condition: C,
@@ -232,7 +264,7 @@ async fn target_loop<C: Condition>(
     deadline: Option<Instant>,
     seed: u64,
     mut record: impl FnMut(Event),
-) -> bool {
+) -> End {
     // One attempt only (`probe`) has nothing to be woken for: no watch to set up and close.
     let mut watch = (policy.max_attempts != Some(1)).then(|| condition.watch());
     let mut backoff = Backoff::new(policy.interval, policy.max_interval, seed);
@@ -249,11 +281,23 @@ async fn target_loop<C: Condition>(
         record(Event::Started);
         let (outcome, timed_out) = match timeout(bound, condition.attempt()).await {
             Ok(outcome) => (outcome, false),
-            Err(_) => (Err(format!("no answer within {}", humanize(bound))), true),
+            Err(_) => (
+                Err(Miss::NotYet(format!(
+                    "no answer within {}",
+                    humanize(bound)
+                ))),
+                true,
+            ),
         };
         attempts += 1;
         let good = match (outcome, policy.invert) {
-            (Err(reason), true) => {
+            // Not ready for good: with --invert that is the goal, for good too.
+            (Err(Miss::Never(reason)), invert) => {
+                tracing::debug!("{name}: attempt {attempts}: {reason}");
+                record(Event::Ended((!invert).then_some(reason)));
+                return if invert { End::Met } else { End::Never };
+            }
+            (Err(Miss::NotYet(reason)), true) => {
                 tracing::debug!("{name}: attempt {attempts}: {reason}");
                 record(Event::Ended(None));
                 true
@@ -267,7 +311,7 @@ async fn target_loop<C: Condition>(
                 record(Event::Ended(Some("still ready".into())));
                 false
             }
-            (Err(reason), false) => {
+            (Err(Miss::NotYet(reason)), false) => {
                 tracing::debug!("{name}: attempt {attempts}: {reason}");
                 record(match timed_out {
                     true => Event::TimedOut(reason),
@@ -279,7 +323,7 @@ async fn target_loop<C: Condition>(
         let delay = if good {
             streak += 1;
             if streak >= policy.success_threshold {
-                return true;
+                return End::Met;
             }
             backoff.reset();
             policy.interval
@@ -288,7 +332,7 @@ async fn target_loop<C: Condition>(
             backoff.next_delay()
         };
         if policy.max_attempts.is_some_and(|max| attempts >= max) {
-            return false;
+            return End::OutOfAttempts;
         }
         // Cancellation: both arms are cancel-safe; a sleep cut short by the watch leaves its
         // timer to run out idle, and the pacer arms afresh.

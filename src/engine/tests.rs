@@ -44,7 +44,7 @@ impl Condition for Scripted {
         NoWatch
     }
 
-    async fn attempt(&self) -> Result<(), Reason> {
+    async fn attempt(&self) -> Result<(), Miss> {
         let at = self.start.elapsed();
         self.attempts.lock().unwrap().push(at);
         tokio::time::sleep(self.takes).await;
@@ -52,7 +52,7 @@ impl Condition for Scripted {
         if up {
             Ok(())
         } else {
-            Err("connection refused".into())
+            Err(Miss::NotYet("connection refused".into()))
         }
     }
 }
@@ -217,7 +217,7 @@ impl Condition for FlapThenUp {
         NoWatch
     }
 
-    async fn attempt(&self) -> Result<(), Reason> {
+    async fn attempt(&self) -> Result<(), Miss> {
         let at = self.inner.start.elapsed();
         let result = self.inner.attempt().await;
         if at >= self.up_again {
@@ -363,12 +363,12 @@ impl Condition for Watched {
         FiresAt(self.start + self.ready_at)
     }
 
-    async fn attempt(&self) -> Result<(), Reason> {
+    async fn attempt(&self) -> Result<(), Miss> {
         self.attempts.fetch_add(1, Ordering::SeqCst);
         if self.start.elapsed() >= self.ready_at {
             Ok(())
         } else {
-            Err("no such file".into())
+            Err(Miss::NotYet("no such file".into()))
         }
     }
 }
@@ -416,4 +416,120 @@ async fn a_single_attempt_sets_up_no_watch() {
     };
     run(vec![condition(&watches)], &names(1), &twice).await;
     assert_eq!(watches.load(Ordering::SeqCst), 1);
+}
+
+/// Not ready until `fails_at`, then never (a Job that fails); or ready from `ready_at`.
+#[derive(Clone)]
+struct Fate {
+    start: Instant,
+    fails_at: Option<Duration>,
+    ready_at: Option<Duration>,
+    attempts: Arc<AtomicU32>,
+}
+
+impl Fate {
+    fn fails_at(at: Duration) -> Self {
+        Fate {
+            start: Instant::now(),
+            fails_at: Some(at),
+            ready_at: None,
+            attempts: Arc::default(),
+        }
+    }
+
+    fn ready_at(at: Duration) -> Self {
+        Fate {
+            fails_at: None,
+            ready_at: Some(at),
+            ..Fate::fails_at(Duration::ZERO)
+        }
+    }
+
+    fn attempts(&self) -> u32 {
+        self.attempts.load(Ordering::SeqCst)
+    }
+}
+
+impl Condition for Fate {
+    type Watch = NoWatch;
+
+    fn watch(&self) -> NoWatch {
+        NoWatch
+    }
+
+    async fn attempt(&self) -> Result<(), Miss> {
+        self.attempts.fetch_add(1, Ordering::SeqCst);
+        let at = self.start.elapsed();
+        if self.fails_at.is_some_and(|f| at >= f) {
+            Err(Miss::Never("job failed".into()))
+        } else if self.ready_at.is_some_and(|r| at >= r) {
+            Ok(())
+        } else {
+            Err(Miss::NotYet("job running".into()))
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn never_ready_ends_the_wait_at_once_and_stops_attempting() {
+    let failing = Fate::fails_at(Duration::from_millis(300));
+    let slow = Fate::ready_at(Duration::from_secs(5));
+    let started = Instant::now();
+    let report = run(vec![failing.clone(), slow], &names(2), &defaults()).await;
+    assert!(!report.ready);
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed >= Duration::from_millis(300) && elapsed <= Duration::from_millis(400),
+        "{elapsed:?}"
+    );
+    assert_eq!(report.targets[0].last_error.as_deref(), Some("job failed"));
+    assert_eq!(report.targets[1].last_error.as_deref(), Some("job running"));
+    assert!(!report.targets[1].ready);
+    let attempts = failing.attempts();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(failing.attempts(), attempts);
+}
+
+#[tokio::test(start_paused = true)]
+async fn never_ready_with_any_leaves_the_others_to_make_it() {
+    let failing = Fate::fails_at(Duration::ZERO);
+    let slow = Fate::ready_at(Duration::from_secs(2));
+    let policy = Policy {
+        any: true,
+        ..defaults()
+    };
+    let started = Instant::now();
+    let report = run(vec![failing.clone(), slow], &names(2), &policy).await;
+    assert!(report.ready);
+    assert!(started.elapsed() >= Duration::from_secs(2));
+    assert_eq!(failing.attempts(), 1);
+    assert!(!report.targets[0].ready && report.targets[1].ready);
+
+    // With every target out of the running, the wait ends then, not at the deadline.
+    let started = Instant::now();
+    let both = vec![
+        Fate::fails_at(Duration::ZERO),
+        Fate::fails_at(Duration::from_secs(1)),
+    ];
+    let report = run(both, &names(2), &policy).await;
+    assert!(!report.ready);
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed >= Duration::from_secs(1) && elapsed <= Duration::from_millis(1100),
+        "{elapsed:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn never_ready_is_what_invert_waits_for_even_below_the_threshold() {
+    let policy = Policy {
+        invert: true,
+        success_threshold: 5,
+        ..defaults()
+    };
+    let started = Instant::now();
+    let report = run(vec![Fate::fails_at(Duration::ZERO)], &names(1), &policy).await;
+    assert!(report.ready);
+    assert_eq!(started.elapsed(), Duration::ZERO);
+    assert_eq!(report.targets[0].last_error, None);
 }
