@@ -7,14 +7,9 @@
 # only the stable toolchain and the C library's static archives (Debian: libc6-dev), nothing
 # from outside the package registries. readygate calls nothing that needs NSS at run time
 # (names are resolved by its own resolver), so the static glibc binary runs in an empty root.
-# `-C relocation-model=static`: a static non-PIE executable, like Go's default static binaries.
-# A static-pie binary relocates itself at every start (8 346 relative relocations dirtying
-# 136 KB of .data.rel.ro): 34 of its 122 page faults and 110 k of its 791 k instructions for
-# one `probe tcp://`, which cost 0.08 ms of its 0.80 ms (1.56x to 1.40x `/bin/true`, side by
-# side), and 200 KB of size. The trade-off: readygate's own code and data sit at a fixed
-# address (no ASLR for the image; its stack, heap and mmaps stay randomized). readygate is
-# memory-safe Rust (its few `unsafe` blocks are libc calls), so a fixed image gives an attacker
-# little.
+# Static-pie (the default relocation model with `+crt-static`): the binary relocates itself at
+# start so that its code and data get ASLR, as it parses untrusted DNS, HTTP and TLS; the
+# start-up this costs is small beside a container runtime's exec (bench/report.md).
 # `--cfg httparse_disable_simd="1"`: httparse otherwise picks its SIMD routines on the first
 # response it parses, through std's CPU-feature detection: a run of `cpuid` instructions, each
 # a trap to the hypervisor in a VM (5.5 us apiece on a Firecracker VM: 35-44 us of a 0.69 ms
@@ -27,7 +22,7 @@ target=x86_64-unknown-linux-gnu
 # RUSTFLAGS given with an explicit --target apply to target artifacts only. Any flags already
 # in the environment are dropped so that the result does not depend on the caller's shell.
 unset CARGO_ENCODED_RUSTFLAGS
-export RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static --cfg httparse_disable_simd=\"1\""
+export RUSTFLAGS="-C target-feature=+crt-static --cfg httparse_disable_simd=\"1\""
 
 cargo build --release --locked --target "$target" 1>&2
 
