@@ -25,6 +25,14 @@ packages=(
   redis-tools
   dnsmasq-base
   iproute2
+  # the servers of the protocol targets (tests/it/protocols/), each started by the suite from
+  # a temp folder on free ports, never as a system service
+  postgresql
+  mariadb-server
+  rabbitmq-server
+  memcached
+  nats-server
+  zookeeper
   # GNU time: peak memory of the hostile-peer tests
   time
 )
@@ -36,4 +44,11 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# Packages that start their service on install (on a machine that runs systemd): the suite
+# starts its own servers, so these would only hold memory and default ports.
+if [[ -d /run/systemd/system ]]; then
+  for service in postgresql mariadb rabbitmq-server memcached nats-server zookeeper redis-server; do
+    systemctl disable --now "$service" >/dev/null 2>&1 || true
+  done
 fi

@@ -39,6 +39,14 @@ fn target_like() -> impl Strategy<Value = String> {
         Just("unix://"),
         Just("grpc://"),
         Just("grpcs://"),
+        Just("postgres://"),
+        Just("redis://"),
+        Just("rediss://"),
+        Just("mysql://"),
+        Just("amqp://"),
+        Just("nats://"),
+        Just("zk://"),
+        Just("dns://"),
         Just("ftp://"),
         Just("/"),
         Just("./"),
@@ -72,7 +80,13 @@ proptest! {
 
     #[test]
     fn url_passwords_never_show(
-        scheme in prop_oneof![Just("http"), Just("https")],
+        scheme in prop_oneof![
+            Just("http"),
+            Just("https"),
+            Just("redis"),
+            Just("postgres"),
+            Just("amqp"),
+        ],
         user in "[a-z]{0,6}",
         rest in "[a-z0-9.:\\[\\]@/%?# -]{0,30}",
     ) {

@@ -37,7 +37,7 @@ pub async fn resolve(endpoint: &Endpoint) -> Result<Vec<SocketAddr>, Reason> {
 
 /// Every address of `name`: from the hosts file if it lists the name, else from DNS. Both
 /// files are read on every call, so a change is seen at the next attempt.
-async fn lookup(name: &str) -> Result<Vec<IpAddr>, Reason> {
+pub async fn lookup(name: &str) -> Result<Vec<IpAddr>, Reason> {
     let hosts_text = std::fs::read_to_string(hosts::PATH).unwrap_or_default();
     let mut listed = hosts::lookup(&hosts_text, name);
     if is_localhost(name) {

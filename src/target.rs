@@ -8,6 +8,9 @@ use hyper::Uri;
 
 use crate::redact::quoted;
 
+mod service;
+pub use service::{AmqpTarget, PostgresTarget, RedisTarget};
+
 /// A host to connect to: an address literal, or a name resolved afresh on every attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Host {
@@ -76,6 +79,22 @@ pub enum Kind {
     Unix(PathBuf),
     /// Ready when the gRPC health service answers `SERVING`.
     Grpc(GrpcTarget),
+    /// Ready when the StartupMessage gets an authentication request (or an error but 57P03).
+    Postgres(PostgresTarget),
+    /// Ready when `PING` gets `+PONG`.
+    Redis(RedisTarget),
+    /// Ready when the server greets with a HandshakeV10.
+    Mysql(Endpoint),
+    /// Ready when the protocol header gets Connection.Start.
+    Amqp(AmqpTarget),
+    /// Ready when `version` gets `VERSION`.
+    Memcached(Endpoint),
+    /// Ready when the server's `INFO` is not in lame-duck mode.
+    Nats(Endpoint),
+    /// Ready when `srvr` gets a `Mode:`.
+    Zookeeper(Endpoint),
+    /// Ready when the name resolves.
+    Dns(String),
 }
 
 /// One parsed target: its kind, and how to name it in output (credentials hidden).
@@ -122,12 +141,17 @@ fn parse_kind(text: &str) -> Result<Target, String> {
             "unix" => Kind::Unix(parse_file_url(rest)?),
             "grpc" => Kind::Grpc(parse_grpc(rest, false)?),
             "grpcs" => Kind::Grpc(parse_grpc(rest, true)?),
-            _ => {
-                return Err(format!(
-                    "unknown scheme {} (expected tcp, http, https, file, unix, grpc or grpcs)",
-                    quoted(scheme)
-                ))
-            }
+            other => match service::parse(other, rest) {
+                Some(kind) => kind?,
+                None => {
+                    return Err(format!(
+                        "unknown scheme {} (expected tcp, http, https, file, unix, grpc, \
+                         grpcs, {})",
+                        quoted(scheme),
+                        service::SCHEMES
+                    ))
+                }
+            },
         },
         None if text.starts_with('/') || text.starts_with("./") => Kind::File(PathBuf::from(text)),
         None => Kind::Tcp(parse_host_port(text)?),

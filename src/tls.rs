@@ -47,6 +47,8 @@ pub enum Alpn {
     Http1,
     /// `h2`, for `grpcs://`.
     H2,
+    /// None, for protocols that do not negotiate one (`rediss://`, `amqps://`).
+    None,
 }
 
 /// The TLS client settings of one run: the same trust, one per ALPN protocol.
@@ -56,6 +58,8 @@ pub struct Clients {
     http1: Arc<ClientConfig>,
     /// ALPN `h2`.
     h2: Arc<ClientConfig>,
+    /// No ALPN.
+    plain: Arc<ClientConfig>,
 }
 
 impl Clients {
@@ -88,6 +92,7 @@ impl Clients {
         Ok(Clients {
             http1: with_alpn(b"http/1.1"),
             h2: with_alpn(b"h2"),
+            plain: Arc::new(config),
         })
     }
 }
@@ -161,6 +166,7 @@ pub async fn connect(
     let config = match alpn {
         Alpn::Http1 => &clients.http1,
         Alpn::H2 => &clients.h2,
+        Alpn::None => &clients.plain,
     };
     let server_name = match host {
         Host::Ip(ip) => ServerName::IpAddress((*ip).into()),

@@ -1,12 +1,21 @@
 //! One module per condition kind behind one small interface: [`Check`] binds a target to its
 //! options and implements the engine's [`Condition`] by delegating to the kind's module.
 
+mod amqp;
+mod answer;
+mod dns;
 pub mod file;
 mod grpc;
 pub mod http;
+mod memcached;
+mod mysql;
+mod nats;
 mod offload;
+mod postgres;
+mod redis;
 mod tcp;
 mod unix;
+mod zookeeper;
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -144,6 +153,14 @@ impl Condition for Check {
             }
             Kind::Unix(path) => unix::check(path).await,
             Kind::Grpc(target) => grpc::check(target, &self.context).await,
+            Kind::Postgres(target) => postgres::check(target).await,
+            Kind::Redis(redis) => redis::check(redis, &self.target, &self.context).await,
+            Kind::Mysql(endpoint) => mysql::check(endpoint).await,
+            Kind::Amqp(target) => amqp::check(target, &self.context).await,
+            Kind::Memcached(endpoint) => memcached::check(endpoint).await,
+            Kind::Nats(endpoint) => nats::check(endpoint).await,
+            Kind::Zookeeper(endpoint) => zookeeper::check(endpoint).await,
+            Kind::Dns(name) => dns::check(name).await,
         };
         Ok(outcome?)
     }

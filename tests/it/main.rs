@@ -12,6 +12,7 @@ mod grpc;
 mod hostile;
 mod install;
 mod on_exit;
+mod protocols;
 mod real_servers;
 mod security;
 mod sidecar;

@@ -10,9 +10,11 @@ pub mod http;
 pub mod measure;
 pub mod nginx;
 pub mod pod;
+pub mod postgres;
 pub mod raw;
 pub mod redis;
 pub mod run;
+pub mod shared;
 pub mod trailerless;
 
 pub use run::readygate;

@@ -20,15 +20,21 @@ impl Redis {
     /// Starts redis-server on 127.0.0.1 and waits until it accepts connections.
     #[track_caller]
     pub fn start() -> Redis {
+        Redis::start_in(TempDir::new(), &[])
+    }
+
+    /// As [`Redis::start`], in `dir` with `extra` settings (`--name value` pairs) after ours.
+    #[track_caller]
+    pub fn start_in(dir: TempDir, extra: &[&str]) -> Redis {
         let redis = require("redis-server");
-        let dir = TempDir::new();
         let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
         let mut command = Command::new(redis);
         command
             .args(["--port", &addr.port().to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
             .arg("--dir")
-            .arg(&dir.0);
+            .arg(&dir.0)
+            .args(extra);
         let mut daemon = Daemon::spawn("redis-server", command, &dir.join("redis.log"));
         daemon.wait_for_port(addr);
         Redis {
@@ -47,6 +53,27 @@ impl Redis {
         let _ = Command::new(cli)
             .args(["-h", "127.0.0.1", "-p", &port, "shutdown", "nosave"])
             .output();
+    }
+
+    /// Stops the server and hands over its folder (to start another on its dataset).
+    pub fn into_dir(self) -> TempDir {
+        let Redis {
+            mut daemon, _dir, ..
+        } = self;
+        daemon.stop();
+        _dir
+    }
+
+    /// Runs `redis-cli` with `args` against the server and returns its output.
+    #[track_caller]
+    pub fn cli(&self, args: &[&str]) -> String {
+        let cli = require("redis-cli");
+        let port = self.addr.port().to_string();
+        run_ok(
+            Command::new(cli)
+                .args(["-h", "127.0.0.1", "-p", &port])
+                .args(args),
+        )
     }
 
     /// The server's answer to `PING` (so a test knows it is the real thing).

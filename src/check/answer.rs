@@ -1,0 +1,153 @@
+//! A short exchange with a server for the protocol checks: a constant request, then an answer
+//! read with a cap on its bytes (the engine's attempt timeout bounds the time). Server text is
+//! shown with control characters escaped.
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::engine::Reason;
+use crate::redact::{one_line, quoted};
+use crate::transport::{describe_io, BoxedIo};
+
+/// The most bytes read from a server in one attempt, unless a check says otherwise: every
+/// readiness answer fits with room to spare.
+pub const MAX_ANSWER: usize = 4096;
+
+/// How many bytes of an unexpected answer a reason quotes.
+const QUOTED: usize = 40;
+
+/// A connection to a server speaking `protocol` (named in reasons), with what was read so far.
+pub struct Exchange {
+    /// The connection.
+    stream: BoxedIo,
+    /// Bytes read and not yet consumed.
+    buffer: Vec<u8>,
+    /// "PostgreSQL", "Redis", …: what the server should have spoken.
+    protocol: &'static str,
+    /// The cap on the bytes read.
+    limit: usize,
+}
+
+impl Exchange {
+    /// An exchange over `stream` reading at most [`MAX_ANSWER`] bytes.
+    pub fn new(stream: BoxedIo, protocol: &'static str) -> Exchange {
+        Exchange {
+            stream,
+            buffer: Vec::new(),
+            protocol,
+            limit: MAX_ANSWER,
+        }
+    }
+
+    /// The same with a cap of `limit` bytes.
+    pub fn with_limit(mut self, limit: usize) -> Exchange {
+        self.limit = limit;
+        self
+    }
+
+    /// Sends the request.
+    pub async fn send(&mut self, request: &[u8]) -> Result<(), Reason> {
+        self.stream.write_all(request).await.map_err(|err| {
+            format!(
+                "{} while sending (not {} server?)",
+                describe_io(&err),
+                article(self.protocol)
+            )
+        })
+    }
+
+    /// Reads more, up to the cap; `Ok(false)` at the end of the stream.
+    async fn fill(&mut self) -> Result<bool, Reason> {
+        if self.buffer.len() >= self.limit {
+            return Err(format!(
+                "not {} answer: more than {} bytes",
+                article(self.protocol),
+                self.limit
+            ));
+        }
+        let mut chunk = [0; 1024];
+        let room = chunk.len().min(self.limit - self.buffer.len());
+        match self.stream.read(&mut chunk[..room]).await {
+            Ok(0) => Ok(false),
+            Ok(n) => {
+                self.buffer.extend_from_slice(&chunk[..n]);
+                Ok(true)
+            }
+            Err(err) => Err(describe_io(&err)),
+        }
+    }
+
+    /// The next `n` bytes.
+    pub async fn exact(&mut self, n: usize) -> Result<Vec<u8>, Reason> {
+        while self.buffer.len() < n {
+            if !self.fill().await? {
+                return Err(self.closed());
+            }
+        }
+        Ok(self.buffer.drain(..n).collect())
+    }
+
+    /// The next line, without its `\r\n` (or `\n`).
+    pub async fn line(&mut self) -> Result<Vec<u8>, Reason> {
+        let mut searched = 0;
+        loop {
+            if let Some(at) = self.buffer[searched..].iter().position(|&b| b == b'\n') {
+                let mut line: Vec<u8> = self.buffer.drain(..=searched + at).collect();
+                line.pop();
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                return Ok(line);
+            }
+            searched = self.buffer.len();
+            if !self.fill().await? {
+                return Err(self.closed());
+            }
+        }
+    }
+
+    /// Everything until the server closes the connection (at most the cap).
+    pub async fn until_closed(&mut self) -> Result<Vec<u8>, Reason> {
+        while self.fill().await? {}
+        Ok(std::mem::take(&mut self.buffer))
+    }
+
+    /// The reason for a connection closed before the answer was whole.
+    fn closed(&self) -> Reason {
+        if self.buffer.is_empty() {
+            format!(
+                "connection closed without an answer (not {} server?)",
+                article(self.protocol)
+            )
+        } else {
+            self.unexpected(&self.buffer)
+        }
+    }
+
+    /// The reason for an answer this protocol does not give, quoting its start.
+    pub fn unexpected(&self, answer: &[u8]) -> Reason {
+        unexpected(self.protocol, answer)
+    }
+}
+
+/// `not a Redis answer: "HTTP/1.1 400 Bad Request"`: the start of what came instead.
+pub fn unexpected(protocol: &str, answer: &[u8]) -> Reason {
+    let start = &answer[..answer.len().min(QUOTED)];
+    format!(
+        "not {} answer: {}",
+        article(protocol),
+        quoted(&String::from_utf8_lossy(start))
+    )
+}
+
+/// `a Redis`, `an AMQP 0-9-1`.
+fn article(protocol: &str) -> String {
+    match protocol.as_bytes().first() {
+        Some(b'A' | b'E' | b'I' | b'O' | b'U') => format!("an {protocol}"),
+        _ => format!("a {protocol}"),
+    }
+}
+
+/// A server's own words, fit for one line of output.
+pub fn server_text(bytes: &[u8]) -> String {
+    one_line(String::from_utf8_lossy(bytes).trim())
+}

@@ -1,0 +1,9 @@
+//! `dns://NAME`: ready when NAME resolves as readygate resolves every host (`/etc/hosts`, then
+//! DNS with the `search` list and `ndots` of `/etc/resolv.conf`, as in a pod).
+
+use crate::engine::Reason;
+
+/// One attempt: resolve the name afresh.
+pub async fn check(name: &str) -> Result<(), Reason> {
+    crate::resolve::lookup(name).await.map(drop)
+}

@@ -1,0 +1,59 @@
+//! `mysql://` and `mariadb://`: the server speaks first. A HandshakeV10 greeting means it takes
+//! connections; an ERR packet instead (too many connections, host blocked) is the reason.
+
+use super::answer::{server_text, Exchange};
+use crate::engine::Reason;
+use crate::target::Endpoint;
+use crate::transport::connect_tcp;
+
+/// The first byte of a HandshakeV10 payload: protocol version 10.
+const HANDSHAKE_V10: u8 = 0x0a;
+
+/// The first byte of an ERR packet's payload.
+const ERR: u8 = 0xff;
+
+/// One attempt: read the greeting packet.
+pub async fn check(endpoint: &Endpoint) -> Result<(), Reason> {
+    let stream = connect_tcp(endpoint).await?;
+    let mut exchange = Exchange::new(Box::new(stream), "MySQL");
+    // A packet: a 3-byte little-endian length and a sequence number, then the payload.
+    let header = exchange.exact(4).await?;
+    let length =
+        usize::from(header[0]) | usize::from(header[1]) << 8 | usize::from(header[2]) << 16;
+    if header[3] != 0 || !(1..=super::answer::MAX_ANSWER - 4).contains(&length) {
+        return Err(exchange.unexpected(&header));
+    }
+    let payload = exchange.exact(length).await?;
+    match payload[0] {
+        HANDSHAKE_V10 => Ok(()),
+        ERR if payload.len() >= 3 => Err(describe_err(&payload)),
+        _ => Err(exchange.unexpected(&[&header[..], &payload[..]].concat())),
+    }
+}
+
+/// `Too many connections (error 1040)` from an ERR payload: code, optional SQL state, message.
+fn describe_err(payload: &[u8]) -> Reason {
+    let code = u16::from_le_bytes([payload[1], payload[2]]);
+    let mut message = &payload[3..];
+    if message.first() == Some(&b'#') && message.len() >= 6 {
+        message = &message[6..];
+    }
+    format!("{} (error {code})", server_text(message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn err_packets_say_code_and_message() {
+        assert_eq!(
+            describe_err(b"\xff\x10\x04Too many connections"),
+            "Too many connections (error 1040)"
+        );
+        assert_eq!(
+            describe_err(b"\xff\x69\x04#HY000Host 'x' is blocked\n"),
+            "Host 'x' is blocked (error 1129)"
+        );
+    }
+}

@@ -1,0 +1,129 @@
+//! `postgres://`: pg_isready's rule. A StartupMessage (protocol 3.0) needs no password: a
+//! server that can take connections asks for authentication, or refuses for another reason
+//! (no such role, too many clients) — it is up. SQLSTATE 57P03 ("cannot connect now": starting
+//! up, in recovery without hot standby, shutting down) is the one answer that is not ready.
+
+use super::answer::{server_text, Exchange};
+use crate::engine::Reason;
+use crate::target::PostgresTarget;
+use crate::transport::connect_tcp;
+
+/// Protocol version 3.0, as the StartupMessage says it.
+const PROTOCOL_3_0: u32 = 3 << 16;
+
+/// The SQLSTATE of "the database system is starting up" and its kin.
+const CANNOT_CONNECT_NOW: &str = "57P03";
+
+/// One attempt: send the StartupMessage and read the first message back.
+pub async fn check(target: &PostgresTarget) -> Result<(), Reason> {
+    let stream = connect_tcp(&target.endpoint).await?;
+    let mut exchange = Exchange::new(Box::new(stream), "PostgreSQL");
+    exchange.send(&startup_message(target)).await?;
+    let header = exchange.exact(5).await?;
+    let length = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
+    match header[0] {
+        // AuthenticationRequest: Ok, or the method (password, SASL…) it wants next.
+        b'R' if (8..=64).contains(&length) => {
+            let method = exchange.exact(4).await?;
+            match u32::from_be_bytes([method[0], method[1], method[2], method[3]]) {
+                0 | 2 | 3 | 5 | 7 | 9 | 10 => Ok(()),
+                _ => Err(exchange.unexpected(&header)),
+            }
+        }
+        b'E' if (5..=super::answer::MAX_ANSWER).contains(&length) => {
+            judge_error(&exchange.exact(length - 4).await?)
+        }
+        _ => Err(exchange.unexpected(&header)),
+    }
+}
+
+/// The StartupMessage: length, version, then `user`, `database` and `application_name`.
+fn startup_message(target: &PostgresTarget) -> Vec<u8> {
+    let mut message = vec![0; 4];
+    message.extend_from_slice(&PROTOCOL_3_0.to_be_bytes());
+    let mut parameter = |name: &str, value: &str| {
+        for text in [name, value] {
+            message.extend_from_slice(text.as_bytes());
+            message.push(0);
+        }
+    };
+    parameter("user", &target.user);
+    if let Some(database) = &target.database {
+        parameter("database", database);
+    }
+    parameter("application_name", "readygate");
+    message.push(0);
+    let length = u32::try_from(message.len()).unwrap_or(u32::MAX);
+    message[..4].copy_from_slice(&length.to_be_bytes());
+    message
+}
+
+/// An ErrorResponse's fields: 57P03 is not ready (its message and detail the reason), any
+/// other error comes from a server that is up.
+fn judge_error(body: &[u8]) -> Result<(), Reason> {
+    let (mut code, mut message, mut detail) = (None, None, None);
+    for field in body.split(|&b| b == 0) {
+        match field.split_first() {
+            Some((b'C', value)) => code = Some(value),
+            Some((b'M', value)) => message = Some(value),
+            Some((b'D', value)) => detail = Some(value),
+            _ => {}
+        }
+    }
+    let code = server_text(code.unwrap_or_default());
+    if code != CANNOT_CONNECT_NOW {
+        tracing::debug!("the server is up and answered with error {code}");
+        return Ok(());
+    }
+    let mut reason = server_text(message.unwrap_or(b"cannot connect now"));
+    if let Some(detail) = detail {
+        reason.push_str(": ");
+        reason.push_str(&server_text(detail));
+    }
+    Err(format!("{reason} ({code})"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::{Endpoint, Host};
+
+    #[test]
+    fn the_startup_message_names_user_and_database() {
+        let target = PostgresTarget {
+            endpoint: Endpoint {
+                host: Host::Name("db".into()),
+                port: 5432,
+            },
+            user: "app".into(),
+            database: Some("orders".into()),
+        };
+        let message = startup_message(&target);
+        assert_eq!(&message[..4], &(message.len() as u32).to_be_bytes());
+        assert_eq!(&message[4..8], &[0, 3, 0, 0]);
+        assert_eq!(
+            &message[8..],
+            b"user\0app\0database\0orders\0application_name\0readygate\0\0"
+        );
+    }
+
+    #[test]
+    fn only_57p03_is_not_ready() {
+        let starting = b"SFATAL\0VFATAL\0C57P03\0Mthe database system is starting up\0\0";
+        assert_eq!(
+            judge_error(starting).unwrap_err(),
+            "the database system is starting up (57P03)"
+        );
+        let standby = b"C57P03\0Mthe database system is not accepting connections\0DHot standby mode is disabled.\0\0";
+        assert_eq!(
+            judge_error(standby).unwrap_err(),
+            "the database system is not accepting connections: Hot standby mode is disabled. (57P03)"
+        );
+        assert!(judge_error(b"C28000\0Mrole \"x\" does not exist\0\0").is_ok());
+        let hostile = b"C57P03\0Mline\nbreak\x1b[31m\0\0";
+        assert_eq!(
+            judge_error(hostile).unwrap_err(),
+            "line\\nbreak\\u{1b}[31m (57P03)"
+        );
+    }
+}

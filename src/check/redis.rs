@@ -1,0 +1,104 @@
+//! `redis://` and `rediss://`: `PING` (after `AUTH` when the URL has a password) answered by
+//! `+PONG`. A server loading its dataset (`-LOADING`), a replica cut off from its master
+//! (`-MASTERDOWN`) or one busy with a script (`-BUSY`) answers with an error instead, and that
+//! error is the reason.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::answer::{server_text, Exchange};
+use super::Context;
+use crate::engine::Reason;
+use crate::target::{RedisTarget, Target};
+use crate::tls::{self, Alpn};
+use crate::transport;
+
+/// `PING` as a RESP array.
+const PING: &[u8] = b"*1\r\n$4\r\nPING\r\n";
+
+/// Whether the warning about `-NOAUTH` was given (once per run).
+static NOAUTH_TOLD: AtomicBool = AtomicBool::new(false);
+
+/// One attempt: `[AUTH …] PING` in one write, then one line per command.
+pub async fn check(redis: &RedisTarget, target: &Target, context: &Context) -> Result<(), Reason> {
+    let stream = transport::open(&redis.endpoint, None).await?;
+    let stream = match redis.tls {
+        true => tls::connect(stream, &redis.endpoint.host, Alpn::None, context).await?,
+        false => stream,
+    };
+    let mut exchange = Exchange::new(stream, "Redis");
+    let mut request = Vec::new();
+    if let Some(auth) = &redis.auth {
+        let mut words = vec!["AUTH"];
+        words.extend(auth.user.as_deref());
+        words.push(auth.password.expose());
+        command(&mut request, &words);
+    }
+    request.extend_from_slice(PING);
+    exchange.send(&request).await?;
+    if redis.auth.is_some() {
+        let line = exchange.line().await?;
+        if let Reply::Error(error) = reply(&exchange, &line)? {
+            return Err(format!("AUTH: {error}"));
+        }
+    }
+    let line = exchange.line().await?;
+    match reply(&exchange, &line)? {
+        Reply::Status(b"PONG") => Ok(()),
+        Reply::Status(_) => Err(exchange.unexpected(&line)),
+        Reply::Error(error) if redis.auth.is_none() && error.starts_with("NOAUTH") => {
+            if !NOAUTH_TOLD.swap(true, Ordering::Relaxed) {
+                tracing::warn!(
+                    "{target}: the server wants a password and none was given: taken as ready, \
+                     but whether it is still loading cannot be seen (give it as \
+                     redis://:PASSWORD@HOST)"
+                );
+            }
+            Ok(())
+        }
+        Reply::Error(error) => Err(error),
+    }
+}
+
+/// One line of a RESP answer.
+enum Reply<'a> {
+    /// `+TEXT`.
+    Status(&'a [u8]),
+    /// `-TEXT`, as shown in a reason.
+    Error(String),
+}
+
+fn reply<'a>(exchange: &Exchange, line: &'a [u8]) -> Result<Reply<'a>, Reason> {
+    match line.split_first() {
+        Some((b'+', status)) => Ok(Reply::Status(status)),
+        Some((b'-', error)) => Ok(Reply::Error(server_text(error))),
+        _ => Err(exchange.unexpected(line)),
+    }
+}
+
+/// Appends `words` as a RESP array of bulk strings.
+fn command(request: &mut Vec<u8>, words: &[&str]) {
+    request.extend_from_slice(format!("*{}\r\n", words.len()).as_bytes());
+    for word in words {
+        request.extend_from_slice(format!("${}\r\n", word.len()).as_bytes());
+        request.extend_from_slice(word.as_bytes());
+        request.extend_from_slice(b"\r\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_are_resp_arrays() {
+        let mut request = Vec::new();
+        command(&mut request, &["AUTH", "app", "p w\r\n"]);
+        assert_eq!(
+            request,
+            b"*3\r\n$4\r\nAUTH\r\n$3\r\napp\r\n$5\r\np w\r\n\r\n"
+        );
+        request.clear();
+        command(&mut request, &["PING"]);
+        assert_eq!(request, PING);
+    }
+}

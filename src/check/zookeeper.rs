@@ -1,0 +1,30 @@
+//! `zk://`: the `srvr` four-letter word (the one ZooKeeper allows by default), answered with
+//! the member's `Mode:` when it serves; a member without a quorum says it is not serving.
+
+use super::answer::{server_text, Exchange};
+use crate::engine::Reason;
+use crate::target::Endpoint;
+use crate::transport::connect_tcp;
+
+/// One attempt: `srvr`, then the answer up to the server's close.
+pub async fn check(endpoint: &Endpoint) -> Result<(), Reason> {
+    let stream = connect_tcp(endpoint).await?;
+    let mut exchange = Exchange::new(Box::new(stream), "ZooKeeper");
+    exchange.send(b"srvr").await?;
+    let answer = exchange.until_closed().await?;
+    if answer.starts_with(b"Zookeeper version:") && contains(&answer, b"\nMode: ") {
+        Ok(())
+    } else if contains(&answer, b"not currently serving requests")
+        || contains(&answer, b"is not executed because")
+    {
+        Err(server_text(&answer))
+    } else if answer.is_empty() {
+        Err("connection closed without an answer (not a ZooKeeper server?)".into())
+    } else {
+        Err(exchange.unexpected(&answer))
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
