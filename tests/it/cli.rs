@@ -1,11 +1,11 @@
 //! Core `wait` and `probe` sessions: TCP, HTTP and file targets, every option, every status.
 
 use std::net::TcpListener;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::support::http::{Answer, HttpServer};
 use crate::support::run::{finish, RunExt};
-use crate::support::{closed_addr, free_port, readygate, TempDir};
+use crate::support::{closed_addr, free_port, readygate, wait_until, Running, TempDir};
 
 const SECOND: Duration = Duration::from_secs(1);
 
@@ -60,12 +60,22 @@ fn wait_on_a_closed_port_fails_at_the_deadline() {
 #[test]
 fn wait_notices_a_late_tcp_listener() {
     let port = free_port();
-    let _server = HttpServer::start_late(port, SECOND, |_, _| Answer::body("ok"));
-    let outcome = readygate(["wait", "-t", "10s", &format!("127.0.0.1:{port}")]).outcome();
-    outcome
+    let mut running = Running::spawn(&mut readygate([
+        "wait",
+        "-v",
+        "-t",
+        "30s",
+        &format!("127.0.0.1:{port}"),
+    ]));
+    running.line("attempt 1: connection refused");
+    let opened = Instant::now();
+    let _server = HttpServer::start_on(port, |_, _| Answer::body("ok"));
+    let started = running.started();
+    running
+        .finish()
         .expect_code(0)
-        .expect_slower_than(SECOND)
-        .expect_faster_than(4 * SECOND)
+        .expect_slower_than(opened - started)
+        .expect_faster_than(opened - started + 4 * SECOND)
         .expect_stderr("ready after");
 }
 
@@ -260,14 +270,17 @@ fn invert_waits_until_a_port_closes() {
         .outcome()
         .expect_code(1)
         .expect_stdout("still ready");
-    let (child, started) = readygate(["wait", "--invert", "-t", "10s", &open]).spawn_captured();
-    std::thread::sleep(ms(700));
+    let running = Running::spawn(&mut readygate(["wait", "--invert", "-t", "30s", &open]));
+    // Its first attempt is a connection waiting in the backlog: it found the port open.
+    listener.set_nonblocking(true).unwrap();
+    wait_until("the inverted wait to connect", || listener.accept().is_ok());
     drop(listener);
-    let outcome = finish(child, started);
-    outcome
+    let closed_after = running.started().elapsed();
+    running
+        .finish()
         .expect_code(0)
-        .expect_slower_than(ms(700))
-        .expect_faster_than(4 * SECOND);
+        .expect_slower_than(closed_after)
+        .expect_faster_than(closed_after + 4 * SECOND);
 }
 
 #[test]
@@ -471,18 +484,19 @@ fn folder_events_around_the_exec_neither_kill_nor_reach_command() {
     for round in 0..5 {
         let _ = std::fs::remove_file(&ready);
         let args = [
-            &["wait", "-t", "10s", ready.to_str().unwrap(), "--"][..],
+            &["wait", "-v", "-t", "30s", ready.to_str().unwrap(), "--"][..],
             &status[..],
         ]
         .concat();
-        let (child, started) = readygate(&args).spawn_captured();
-        std::thread::sleep(ms(300));
+        let mut running = Running::spawn(&mut readygate(&args));
+        running.line("attempt 1: no such file");
         std::fs::write(&ready, "").unwrap();
+        // A stream of changes spread over the exec (its pace is the scenario, not a wait).
         for n in 0..200 {
             std::fs::write(dir.join(&format!("busy-{round}-{n}")), "").unwrap();
             std::thread::sleep(Duration::from_micros(500));
         }
-        let outcome = finish(child, started);
+        let outcome = running.finish();
         outcome.expect_code(0);
         for line in outcome.stdout.lines() {
             let (name, mask) = line.split_once(':').unwrap();
@@ -500,9 +514,10 @@ fn two_files_in_two_folders_are_each_noticed_by_their_events() {
     std::fs::create_dir(dir.join("a")).unwrap();
     std::fs::create_dir(dir.join("b")).unwrap();
     let (a, b) = (dir.join("a/ready"), dir.join("b/ready"));
-    released_by_its_event(&[a.to_str().unwrap(), b.to_str().unwrap()], || {
+    let (a_name, b_name) = (a.to_str().unwrap(), b.to_str().unwrap());
+    released_by_its_event(&[], &[a_name, b_name], |running| {
         std::fs::write(&a, "").unwrap();
-        std::thread::sleep(ms(200));
+        running.line(&format!("{a_name}: ready after"));
         std::fs::write(&b, "").unwrap();
     });
 }
@@ -540,23 +555,16 @@ fn command_statuses_126_127_and_never_run_when_not_ready() {
 
 #[test]
 fn sigterm_and_sigint_stop_a_wait_with_128_plus_n() {
-    for (signal, code) in [("TERM", 143), ("INT", 130)] {
+    for (signal, code) in [(libc::SIGTERM, 143), (libc::SIGINT, 130)] {
         let closed = format!("tcp://{}", closed_addr());
-        let (child, started) = readygate(["wait", "-t", "30s", &closed]).spawn_captured();
-        std::thread::sleep(ms(300));
-        let sent = std::time::Instant::now();
-        let status = std::process::Command::new("kill")
-            .args([format!("-{signal}"), child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let outcome = finish(child, started);
-        outcome.expect_code(code);
-        assert!(
-            sent.elapsed() < 2 * SECOND,
-            "took {:?} to stop",
-            sent.elapsed()
-        );
+        let mut running = Running::spawn(&mut readygate(["wait", "-t", "30s", &closed]));
+        running.line("waiting up to 30.0s");
+        let sent = Instant::now();
+        running.signal(signal);
+        let ended = running.end();
+        ended.outcome.expect_code(code);
+        let took = ended.at - sent;
+        assert!(took < 2 * SECOND, "took {took:?} to stop");
     }
 }
 
@@ -588,33 +596,50 @@ fn an_unknown_name_is_not_ready_rather_than_a_usage_error() {
         .expect_stdout("no such host no-such-host.invalid");
 }
 
-/// Runs `wait ARGS` polling only every 10 s, makes `change` half a second in, and asserts the
-/// wait ended soon after: only a file-system event can release it that fast.
-fn released_by_its_event(args: &[&str], change: impl FnOnce()) {
+/// Runs `wait -v OPTIONS TARGETS` polling only every minute (no retry before 30 s), waits
+/// until each target has had its first attempt, makes `change` (which may wait for what the
+/// run says between its steps), and asserts the wait ended soon after: only a file-system
+/// event can release it that fast.
+fn released_by_its_event(options: &[&str], targets: &[&str], change: impl FnOnce(&mut Running)) {
     let mut argv = vec![
         "wait",
+        "-v",
         "--interval",
-        "10s",
+        "60s",
         "--max-interval",
-        "10s",
+        "60s",
         "-t",
-        "20s",
+        "90s",
     ];
-    argv.extend_from_slice(args);
-    let (child, started) = readygate(argv).spawn_captured();
-    std::thread::sleep(ms(500));
-    change();
-    finish(child, started)
+    argv.extend_from_slice(options);
+    argv.extend_from_slice(targets);
+    let mut running = Running::spawn(&mut readygate(argv));
+    for target in targets {
+        running.line(&format!("{target}: attempt 1: "));
+    }
+    running.expect_running("ready before the change");
+    let change_began = running.started().elapsed();
+    change(&mut running);
+    let changed = running.started().elapsed();
+    running
+        .finish()
         .expect_code(0)
-        .expect_slower_than(ms(500))
-        .expect_faster_than(4 * SECOND);
+        .expect_slower_than(change_began)
+        .expect_faster_than(changed + 10 * SECOND);
+}
+
+/// Makes `step`, then waits for the run's next attempt: it has been woken by the step.
+fn next_attempt_after(running: &mut Running, step: impl FnOnce()) {
+    running.skip_written();
+    step();
+    running.line(": attempt ");
 }
 
 #[test]
 fn a_file_is_noticed_by_its_event_not_by_polling() {
     let dir = TempDir::new();
     let path = dir.join("not/yet/there/ready");
-    released_by_its_event(&[path.to_str().unwrap()], || {
+    released_by_its_event(&[], &[path.to_str().unwrap()], |_| {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, "").unwrap();
     });
@@ -626,19 +651,20 @@ fn a_watched_folder_deleted_or_swapped_and_made_again_is_followed() {
     let folder = dir.join("run");
     let path = folder.join("ready");
     std::fs::create_dir(&folder).unwrap();
-    released_by_its_event(&[path.to_str().unwrap()], || {
-        std::fs::remove_dir(&folder).unwrap();
-        std::thread::sleep(ms(100));
-        std::fs::create_dir(&folder).unwrap();
-        std::thread::sleep(ms(100));
+    released_by_its_event(&[], &[path.to_str().unwrap()], |running| {
+        // Each step waits until readygate has been woken by the one before.
+        next_attempt_after(running, || std::fs::remove_dir(&folder).unwrap());
+        next_attempt_after(running, || std::fs::create_dir(&folder).unwrap());
         std::fs::write(&path, "").unwrap();
     });
     std::fs::remove_file(&path).unwrap();
-    released_by_its_event(&[path.to_str().unwrap()], || {
+    released_by_its_event(&[], &[path.to_str().unwrap()], |running| {
+        // Not a change in the watched folder: nothing to wait for.
         std::fs::create_dir(dir.join("next")).unwrap();
-        std::fs::rename(&folder, dir.join("old")).unwrap();
-        std::fs::rename(dir.join("next"), &folder).unwrap();
-        std::thread::sleep(ms(100));
+        next_attempt_after(running, || {
+            std::fs::rename(&folder, dir.join("old")).unwrap();
+            std::fs::rename(dir.join("next"), &folder).unwrap();
+        });
         std::fs::write(&path, "").unwrap();
     });
 }
@@ -657,7 +683,7 @@ fn file_content_and_configmap_style_symlink_swaps() {
         .outcome()
         .expect_code(1)
         .expect_stdout("content did not contain \"serving\"");
-    released_by_its_event(&["--matches", "^serv", &url], || {
+    released_by_its_event(&["--matches", "^serv"], &[&url], |_| {
         std::fs::create_dir(dir.join("..v2")).unwrap();
         std::fs::write(dir.join("..v2/mode"), "serving").unwrap();
         std::os::unix::fs::symlink("..v2", dir.join("..data_tmp")).unwrap();
@@ -671,9 +697,13 @@ fn content_written_in_place_is_noticed_by_its_event() {
     let path = dir.join("mode");
     std::fs::write(&path, "starting").unwrap();
     // An existence-only watch does not listen for writes; a content match must.
-    released_by_its_event(&["--contains", "serving", path.to_str().unwrap()], || {
-        std::fs::write(&path, "serving").unwrap();
-    });
+    released_by_its_event(
+        &["--contains", "serving"],
+        &[path.to_str().unwrap()],
+        |_| {
+            std::fs::write(&path, "serving").unwrap();
+        },
+    );
 }
 
 #[test]
@@ -681,21 +711,28 @@ fn invert_waits_until_a_file_is_gone() {
     let dir = TempDir::new();
     let path = dir.join("lock");
     std::fs::write(&path, "").unwrap();
-    let (child, started) = readygate([
+    let name = path.to_str().unwrap();
+    let mut running = Running::spawn(&mut readygate([
         "wait",
+        "-v",
         "--invert",
         "--interval",
-        "10s",
+        "60s",
+        "--max-interval",
+        "60s",
         "-t",
-        "20s",
-        path.to_str().unwrap(),
-    ])
-    .spawn_captured();
-    std::thread::sleep(ms(500));
+        "90s",
+        name,
+    ]));
+    // A file still there is not logged per attempt; the progress line says it was found.
+    running.line(&format!("{name} (still ready)"));
+    let removed = running.started().elapsed();
     std::fs::remove_file(&path).unwrap();
-    finish(child, started)
+    running
+        .finish()
         .expect_code(0)
-        .expect_faster_than(4 * SECOND);
+        .expect_slower_than(removed)
+        .expect_faster_than(removed + 10 * SECOND);
 }
 
 #[test]

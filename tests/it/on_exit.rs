@@ -6,11 +6,11 @@ use std::path::Path;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::http::{Answer, HttpServer};
 use crate::support::run::{finish, RunExt};
-use crate::support::{closed_addr, readygate, TempDir};
+use crate::support::{closed_addr, readygate, wait_for_path, TempDir};
 
 /// A server standing for the sidecar's shutdown endpoint; it notes whether `marker` (the
 /// command's last act) existed when each request arrived.
@@ -36,19 +36,6 @@ fn expect_one_post(server: &HttpServer, path: &str) {
     assert_eq!(seen.len(), 1, "expected exactly one request: {seen:#?}");
     assert_eq!(seen[0].method, "POST");
     assert_eq!(seen[0].path, path);
-}
-
-#[track_caller]
-fn wait_for_file(path: &Path, limit: Duration) {
-    let deadline = Instant::now() + limit;
-    while !path.exists() {
-        assert!(
-            Instant::now() < deadline,
-            "{} never appeared",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 #[test]
@@ -104,7 +91,7 @@ fn sigterm_and_sighup_sent_to_readygate_reach_the_command() {
         let (child, begun) = readygate(["wait", "--on-exit", &server.url("/stop"), &tcp(&server)])
             .args(["--", "sh", "-c", &script])
             .spawn_captured();
-        wait_for_file(&started, Duration::from_secs(5));
+        wait_for_path(&started);
         // SAFETY: kill(2) on our own child, not yet waited for.
         assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
         let outcome = finish(child, begun);
@@ -239,7 +226,7 @@ fn a_signal_is_forwarded_even_while_an_earlier_check_still_runs_on_its_thread() 
         .args(["--matches", r"(\w+\s*){1,20}READY", words.to_str().unwrap()])
         .args([&tcp(&server), "--", "sh", "-c", &script])
         .spawn_captured();
-    wait_for_file(&started, Duration::from_secs(5));
+    wait_for_path(&started);
     // SAFETY: kill(2) on our own child, not yet waited for.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGHUP) }, 0);
     finish(child, begun)

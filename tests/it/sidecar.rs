@@ -2,16 +2,14 @@
 //! with built-in sidecar support the native copy's first run exits and it is restarted; without
 //! it, the native copy runs once as an ordinary init container and the legacy copy takes over.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::support::events::FileReads;
 use crate::support::run::{finish, RunExt};
-use crate::support::{readygate, TempDir};
+use crate::support::{readygate, Running, TempDir};
 
 /// The state file's content, if any.
 fn state(path: &Path) -> Option<String> {
@@ -27,84 +25,15 @@ fn write_state_atomically(path: &Path, content: &str) -> Instant {
     Instant::now()
 }
 
-/// A running readygate whose stderr lines arrive, timestamped, on a channel.
-struct Running {
-    child: Child,
-    lines: Receiver<(Instant, String)>,
-    seen: Vec<String>,
+/// `readygate ARGS`, running.
+fn spawn(args: &[&str]) -> Running {
+    Running::spawn(&mut readygate(args))
 }
 
-impl Running {
-    fn spawn(args: &[&str]) -> Running {
-        let mut child = readygate(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn readygate");
-        let stderr = child.stderr.take().unwrap();
-        let (send, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if send.send((Instant::now(), line)).is_err() {
-                    break;
-                }
-            }
-        });
-        Running {
-            child,
-            lines,
-            seen: Vec::new(),
-        }
-    }
-
-    /// When the first stderr line containing `text` was written; panics after `limit`.
-    #[track_caller]
-    fn line(&mut self, text: &str, limit: Duration) -> Instant {
-        let deadline = Instant::now() + limit;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok((at, line)) => {
-                    self.seen.push(line.clone());
-                    if line.contains(text) {
-                        return at;
-                    }
-                }
-                Err(_) => {
-                    let _ = self.child.kill();
-                    panic!(
-                        "no stderr line with {text:?} within {limit:?}: {:#?}",
-                        self.seen
-                    );
-                }
-            }
-        }
-    }
-
-    fn signal(&self, signal: i32) {
-        // SAFETY: kill(2) on our own child, which has not been waited for.
-        assert_eq!(unsafe { libc::kill(self.child.id() as i32, signal) }, 0);
-    }
-
-    /// Waits for the exit status; kills it and panics after `limit`.
-    #[track_caller]
-    fn exit_code(mut self, limit: Duration) -> (Option<i32>, String) {
-        let deadline = Instant::now() + limit;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                let mut stdout = String::new();
-                std::io::Read::read_to_string(self.child.stdout.as_mut().unwrap(), &mut stdout)
-                    .unwrap();
-                return (status.code(), stdout);
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                panic!("still running after {limit:?}: {:#?}", self.seen);
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
+/// Waits for it to end: its exit code and stdout.
+fn exit_code(running: Running) -> (Option<i32>, String) {
+    let outcome = running.finish();
+    (outcome.code, outcome.stdout)
 }
 
 fn first_run(state_file: &Path) {
@@ -161,7 +90,7 @@ fn legacy_sees_native_at_once_and_stands_by_until_sigterm() {
     let state_file = dir.join("state");
     let state_arg = state_file.to_str().unwrap();
     first_run(&state_file);
-    let mut legacy = Running::spawn(&[
+    let mut legacy = spawn(&[
         "sidecar",
         "legacy",
         "--state",
@@ -171,22 +100,22 @@ fn legacy_sees_native_at_once_and_stands_by_until_sigterm() {
         "-c",
         "echo legacy-ran",
     ]);
-    legacy.line("waiting up to 30.0s", Duration::from_secs(5));
+    legacy.line("waiting up to 30.0s");
     // The kubelet restarts the built-in sidecar: the native copy writes `native` and runs.
     let restarted = Instant::now();
-    let mut native = Running::spawn(&["sidecar", "native", "--state", state_arg]);
-    let seen = legacy.line("the native sidecar runs", Duration::from_secs(5));
+    let mut native = spawn(&["sidecar", "native", "--state", state_arg]);
+    let seen = legacy.line("the native sidecar runs");
     let reaction = seen.duration_since(restarted);
     eprintln!("legacy stood down {reaction:?} after the native copy was restarted");
     assert!(reaction < Duration::from_secs(1), "took {reaction:?}");
-    native.line("wrote native", Duration::from_secs(5));
+    native.line("wrote native");
 
     legacy.signal(libc::SIGTERM);
-    let (code, stdout) = legacy.exit_code(Duration::from_secs(5));
+    let (code, stdout) = exit_code(legacy);
     assert_eq!(code, Some(0));
     assert_eq!(stdout, "", "the legacy copy must not run the sidecar");
     native.signal(libc::SIGTERM);
-    assert_eq!(native.exit_code(Duration::from_secs(5)).0, Some(0));
+    assert_eq!(exit_code(native).0, Some(0));
     assert_eq!(state(&state_file).as_deref(), Some("native\n"));
 }
 
@@ -195,7 +124,8 @@ fn legacy_reacts_to_the_state_change_through_events_not_polling() {
     let dir = TempDir::new();
     let state_file = dir.join("state");
     first_run(&state_file);
-    let mut legacy = Running::spawn(&[
+    let reads = FileReads::watch(&state_file);
+    let mut legacy = spawn(&[
         "sidecar",
         "legacy",
         "--state",
@@ -207,15 +137,15 @@ fn legacy_reacts_to_the_state_change_through_events_not_polling() {
         "-c",
         "echo legacy-ran",
     ]);
-    legacy.line("waiting up to", Duration::from_secs(5));
     // Past the first read, so only an event (or the 2 s fallback poll) can wake it.
-    std::thread::sleep(Duration::from_millis(300));
+    reads.next_read();
+    legacy.line("waiting up to");
     let written = write_state_atomically(&state_file, "native\n");
-    let seen = legacy.line("the native sidecar runs: exiting", Duration::from_secs(5));
+    let seen = legacy.line("the native sidecar runs: exiting");
     let reaction = seen.duration_since(written);
     eprintln!("legacy saw native {reaction:?} after the state file was replaced");
     assert!(reaction < Duration::from_secs(1), "took {reaction:?}");
-    let (code, stdout) = legacy.exit_code(Duration::from_secs(5));
+    let (code, stdout) = exit_code(legacy);
     assert_eq!(code, Some(0));
     assert_eq!(stdout, "");
 }
@@ -289,23 +219,20 @@ fn native_without_a_command_sleeps_until_sigterm() {
     let dir = TempDir::new();
     let state_file = dir.join("state");
     first_run(&state_file);
-    let mut native =
-        Running::spawn(&["sidecar", "native", "--state", state_file.to_str().unwrap()]);
-    native.line("wrote native", Duration::from_secs(5));
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(
-        native.child.try_wait().unwrap().is_none(),
-        "exited without a signal"
-    );
+    let mut native = spawn(&["sidecar", "native", "--state", state_file.to_str().unwrap()]);
+    native.line("wrote native");
+    native.expect_running("exited without a signal");
     native.signal(libc::SIGTERM);
-    assert_eq!(native.exit_code(Duration::from_secs(5)).0, Some(0));
+    // Its word that the signal, not something else, ended it.
+    native.line("signal 15: exiting");
+    assert_eq!(exit_code(native).0, Some(0));
 }
 
 #[test]
 fn legacy_stopped_while_waiting_exits_128_plus_the_signal() {
     let dir = TempDir::new();
     let state_file = dir.join("state");
-    let mut legacy = Running::spawn(&[
+    let mut legacy = spawn(&[
         "sidecar",
         "legacy",
         "--state",
@@ -315,9 +242,9 @@ fn legacy_stopped_while_waiting_exits_128_plus_the_signal() {
         "-c",
         "echo legacy-ran",
     ]);
-    legacy.line("waiting up to", Duration::from_secs(5));
+    legacy.line("waiting up to");
     legacy.signal(libc::SIGTERM);
-    let (code, stdout) = legacy.exit_code(Duration::from_secs(5));
+    let (code, stdout) = exit_code(legacy);
     assert_eq!(code, Some(143));
     assert_eq!(stdout, "");
 }

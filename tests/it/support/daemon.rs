@@ -7,22 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// How long a server may take to come up; generous, as the machine is shared.
-pub const START_LIMIT: Duration = Duration::from_secs(20);
+pub use super::deps::require;
 
-/// The full path of a program the suite needs. Missing is a loud failure, never a skip: CI
-/// installs it with `scripts/install-test-deps.sh`.
-#[track_caller]
-pub fn require(program: &str) -> PathBuf {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(["/usr/sbin".into(), "/sbin".into()])
-        .map(|dir| dir.join(program))
-        .find(|candidate| candidate.is_file())
-        .unwrap_or_else(|| {
-            panic!("{program} is not installed: run scripts/install-test-deps.sh (as root)")
-        })
-}
+/// How long a server may take to come up; generous, as the machine is shared.
+pub const START_LIMIT: Duration = Duration::from_secs(60);
 
 /// A running server process, killed (and reaped) on drop. Its output goes to a log file that
 /// is shown when it fails to start.

@@ -5,7 +5,6 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
@@ -88,23 +87,13 @@ impl HttpServer {
         Self::serve(listener, Arc::new(handler))
     }
 
-    /// Starts listening on `port` only after `delay`: a server that comes up late.
-    pub fn start_late(
+    /// Starts a server on 127.0.0.1:`port` (a port a test chose before the server was due).
+    pub fn start_on(
         port: u16,
-        delay: Duration,
         handler: impl Fn(&Seen, usize) -> Answer + Send + Sync + 'static,
     ) -> HttpServer {
-        let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        let hits = Arc::new(AtomicUsize::new(0));
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let (h, s) = (hits.clone(), seen.clone());
-        let handler: Arc<Handler> = Arc::new(handler);
-        std::thread::spawn(move || {
-            std::thread::sleep(delay);
-            let listener = std::net::TcpListener::bind(addr).expect("bind late listener");
-            run(listener, handler, h, s);
-        });
-        HttpServer { addr, hits, seen }
+        let listener = std::net::TcpListener::bind(("127.0.0.1", port)).expect("bind");
+        Self::serve(listener, Arc::new(handler))
     }
 
     fn serve(listener: std::net::TcpListener, handler: Arc<Handler>) -> HttpServer {

@@ -4,7 +4,9 @@
 
 pub mod certs;
 pub mod daemon;
+pub mod deps;
 pub mod etcd;
+pub mod events;
 pub mod grpc;
 pub mod http;
 pub mod measure;
@@ -14,10 +16,14 @@ pub mod postgres;
 pub mod raw;
 pub mod redis;
 pub mod run;
+pub mod running;
 pub mod shared;
 pub mod trailerless;
 
+pub use deps::require;
+pub use events::{wait_for_path, wait_until};
 pub use run::readygate;
+pub use running::Running;
 
 use std::net::{SocketAddr, TcpListener};
 
