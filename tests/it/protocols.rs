@@ -2,9 +2,15 @@
 //! `nats://`, `zk://`, `dns://`) against the real servers from Debian's packages, started by
 //! the suite, in each state the issue names; and against peers that speak no protocol at all.
 
+mod amqp;
+mod dns;
 mod hostile;
+mod memcached;
+mod mysql;
+mod nats;
 mod postgres;
 mod redis;
+mod zookeeper;
 
 use crate::support::readygate;
 use crate::support::run::{Outcome, RunExt};
