@@ -75,7 +75,9 @@ pub struct ProbeArgs {
 #[derive(Debug, Args)]
 pub struct CommonArgs {
     /// Targets: tcp://HOST:PORT, HOST:PORT, http(s)://…, file:///PATH, /PATH, ./PATH,
-    /// unix:///PATH, grpc(s)://HOST:PORT[/SERVICE]. Default: $READYGATE_TARGETS (comma-separated).
+    /// unix:///PATH, grpc(s)://HOST:PORT[/SERVICE], postgres://, redis(s)://, mysql://,
+    /// amqp(s)://, memcached://, nats://, zk://HOST[:PORT], dns://NAME. Default:
+    /// $READYGATE_TARGETS (comma-separated).
     #[arg(value_name = "TARGET")]
     pub targets: Vec<String>,
 

@@ -1,7 +1,7 @@
-//! TLS for `https://` and `grpcs://` targets (rustls with the `ring` provider). Certificates
-//! are verified by default against roots built into the binary (a `FROM scratch` image has no
-//! CA files) plus the system's bundle when there is one, and `--cacert`'s; `--insecure`
-//! accepts any certificate, as the kubelet's own httpGet does.
+//! TLS for `https://`, `grpcs://`, `rediss://` and `amqps://` targets (rustls with the `ring`
+//! provider). Certificates are verified by default against roots built into the binary (a
+//! `FROM scratch` image has no CA files) plus the system's bundle when there is one, and
+//! `--cacert`'s; `--insecure` accepts any certificate, as the kubelet's own httpGet does.
 //!
 //! The system bundle is read only for a chain that the built-in roots and `--cacert` do not
 //! anchor: parsing Debian's 220 KB of PEM took 7 M instructions, ~1 ms, nine tenths of a

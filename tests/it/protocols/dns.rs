@@ -44,8 +44,15 @@ fn waiting_for_a_name_ends_when_it_is_published() {
         .spawn_captured();
     // Published only once the wait has asked for it and been told there is no such name.
     let asked = std::time::Instant::now();
-    while !pod.dns_log().contains("queue.default.svc.cluster.local is NXDOMAIN") {
-        assert!(asked.elapsed() < Duration::from_secs(20), "{}", pod.dns_log());
+    while !pod
+        .dns_log()
+        .contains("queue.default.svc.cluster.local is NXDOMAIN")
+    {
+        assert!(
+            asked.elapsed() < Duration::from_secs(20),
+            "{}",
+            pod.dns_log()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     pod.stop_dns();
