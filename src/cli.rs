@@ -76,8 +76,8 @@ pub struct ProbeArgs {
 pub struct CommonArgs {
     /// Targets: tcp://HOST:PORT, HOST:PORT, http(s)://…, file:///PATH, /PATH, ./PATH,
     /// unix:///PATH, grpc(s)://HOST:PORT[/SERVICE], postgres://, redis(s)://, mysql://,
-    /// amqp(s)://, memcached://, nats://, zk://HOST[:PORT], dns://NAME. Default:
-    /// $READYGATE_TARGETS (comma-separated).
+    /// amqp(s)://, memcached://, nats://, zk://HOST[:PORT], dns://NAME, k8s://KIND/NAME,
+    /// k8s://pods?selector=LABELS. Default: $READYGATE_TARGETS (comma-separated).
     #[arg(value_name = "TARGET")]
     pub targets: Vec<String>,
 
@@ -147,6 +147,11 @@ pub struct CommonArgs {
     /// Trust this PEM bundle in addition to the built-in and system roots.
     #[arg(long, env = "READYGATE_CACERT", value_name = "FILE")]
     pub cacert: Option<PathBuf>,
+
+    /// Folder with the service account's token, ca.crt and namespace, for k8s:// targets
+    /// (default /var/run/secrets/kubernetes.io/serviceaccount).
+    #[arg(long, env = "READYGATE_K8S_SERVICEACCOUNT_DIR", value_name = "DIR")]
+    pub k8s_serviceaccount_dir: Option<PathBuf>,
 
     /// When ready, create FILE (and its parent folders): a marker for other containers.
     #[arg(long, env = "READYGATE_TOUCH", value_name = "FILE")]

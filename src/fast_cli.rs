@@ -110,6 +110,7 @@ fn defaults(targets: Vec<String>) -> CommonArgs {
         unix_socket: None,
         insecure: false,
         cacert: None,
+        k8s_serviceaccount_dir: None,
         touch: None,
         termination_log: None,
         quiet: false,

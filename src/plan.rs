@@ -109,6 +109,7 @@ impl Plan {
             (Some(text), _) => Some(crate::matcher::Matcher::Contains(text)),
             (None, matcher) => matcher,
         };
+        let k8s = k8s_cluster(&targets, args.k8s_serviceaccount_dir.as_deref())?;
         Ok(Plan {
             mode,
             targets,
@@ -121,6 +122,7 @@ impl Plan {
                 unix_socket: args.unix_socket,
                 insecure: args.insecure,
                 cacert: cacert(args.cacert.as_deref())?,
+                k8s,
             },
             touch: args.touch,
             termination_log: args.termination_log,
@@ -212,6 +214,18 @@ fn cacert(path: Option<&Path>) -> Result<Vec<crate::tls::Certificate>, String> {
         .map(crate::tls::read_cacert)
         .transpose()?
         .unwrap_or_default())
+}
+
+/// The pod's API server and credentials, found once here when a `k8s://` target needs them:
+/// outside a pod that is a usage error before any I/O.
+fn k8s_cluster(
+    targets: &[Target],
+    dir: Option<&Path>,
+) -> Result<Option<crate::check::k8s::Cluster>, String> {
+    let needed = targets.iter().any(|t| matches!(t.kind, Kind::K8s(_)));
+    needed
+        .then(|| crate::check::k8s::Cluster::find(dir))
+        .transpose()
 }
 
 /// `READYGATE_DISABLED`: true/1/yes/on skip the wait; false/0/no/off or unset do not.

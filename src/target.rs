@@ -95,6 +95,8 @@ pub enum Kind {
     Zookeeper(Endpoint),
     /// Ready when the name resolves.
     Dns(String),
+    /// Ready when the Kubernetes object is (a Job complete, a pod ready…).
+    K8s(crate::check::k8s::K8sTarget),
 }
 
 /// One parsed target: its kind, and how to name it in output (credentials hidden).
@@ -141,12 +143,13 @@ fn parse_kind(text: &str) -> Result<Target, String> {
             "unix" => Kind::Unix(parse_file_url(rest)?),
             "grpc" => Kind::Grpc(parse_grpc(rest, false)?),
             "grpcs" => Kind::Grpc(parse_grpc(rest, true)?),
+            "k8s" => Kind::K8s(crate::check::k8s::parse(rest)?),
             other => match service::parse(other, rest) {
                 Some(kind) => kind?,
                 None => {
                     return Err(format!(
                         "unknown scheme {} (expected tcp, http, https, file, unix, grpc, \
-                         grpcs, {})",
+                         grpcs, k8s, {})",
                         quoted(scheme),
                         service::SCHEMES
                     ))

@@ -137,7 +137,12 @@ fn verifier(
 /// Reads `--cacert FILE`: every certificate in it, each usable as a trust anchor. Any fault is
 /// the one-line usage error naming the file.
 pub fn read_cacert(path: &Path) -> Result<Vec<Certificate>, String> {
-    let fault = |what: &str| format!("--cacert {}: {what}", quoted(&path.display().to_string()));
+    read_roots(path, "--cacert")
+}
+
+/// Reads a PEM bundle of trust anchors; a fault is one line naming `what` and the file.
+pub fn read_roots(path: &Path, what: &str) -> Result<Vec<Certificate>, String> {
+    let fault = |why: &str| format!("{what} {}: {why}", quoted(&path.display().to_string()));
     let text = std::fs::read(path).map_err(|e| fault(&describe_io(&e)))?;
     let certificates = CertificateDer::pem_slice_iter(&text)
         .collect::<Result<Vec<_>, _>>()
@@ -151,6 +156,21 @@ pub fn read_cacert(path: &Path) -> Result<Vec<Certificate>, String> {
             .map_err(|e| fault(&format!("unusable certificate ({e})")))?;
     }
     Ok(certificates)
+}
+
+/// TLS settings (ALPN `http/1.1`) that trust `roots` and nothing else: for a server whose own
+/// CA is known, as a pod knows its API server's from the service account's `ca.crt`.
+pub fn trusting_only(roots: &[Certificate]) -> Result<Arc<ClientConfig>, Reason> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut store = RootCertStore::empty();
+    store.add_parsable_certificates(roots.iter().cloned());
+    let mut config = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS setup: {e}"))?
+        .with_root_certificates(store)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
 }
 
 /// Wraps `stream` in TLS. The server name (SNI, and the name the certificate must carry) is
@@ -168,6 +188,15 @@ pub async fn connect(
         Alpn::H2 => &clients.h2,
         Alpn::None => &clients.plain,
     };
+    connect_with(stream, host, config).await
+}
+
+/// Wraps `stream` in TLS with these settings, `host` as the server name (as [`connect`]).
+pub async fn connect_with(
+    stream: BoxedIo,
+    host: &Host,
+    config: &Arc<ClientConfig>,
+) -> Result<BoxedIo, Reason> {
     let server_name = match host {
         Host::Ip(ip) => ServerName::IpAddress((*ip).into()),
         Host::Name(name) => {

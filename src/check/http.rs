@@ -16,13 +16,13 @@ use super::{Context, HttpMethod};
 use crate::engine::Reason;
 use crate::matcher::{Matcher, MAX_BODY};
 use crate::target::HttpTarget;
-use crate::transport::{self, describe_error};
+use crate::transport::{self, describe_error, BoxedIo};
 
 /// Most redirects followed, as the kubelet (Go's HTTP client) does.
 const MAX_REDIRECTS: usize = 10;
 
 /// The `User-Agent` readygate sends.
-const AGENT: &str = concat!("readygate/", env!("CARGO_PKG_VERSION"));
+pub const AGENT: &str = concat!("readygate/", env!("CARGO_PKG_VERSION"));
 
 /// One attempt: request, following same-host redirects, then judge status and body.
 pub async fn check(target: &HttpTarget, context: &Context) -> Result<(), Reason> {
@@ -77,9 +77,10 @@ async fn answer<'a>(
         return Err(format!("status {}", status.as_u16()));
     }
     match &options.matcher {
-        Some(matcher) if options.method == HttpMethod::Get => {
-            Ok(Step::Body(read_body(response.into_body()).await?, matcher))
-        }
+        Some(matcher) if options.method == HttpMethod::Get => Ok(Step::Body(
+            read_body(response.into_body(), MAX_BODY).await?,
+            matcher,
+        )),
         _ => Ok(Step::Ready),
     }
 }
@@ -96,8 +97,6 @@ pub async fn send(target: &HttpTarget, context: &Context) -> Result<StatusCode, 
 }
 
 /// Sends one request over a fresh connection and hands the response (body unread) to `judge`.
-/// The connection is driven here, alongside `judge`, rather than spawned: no task to allocate
-/// and wake, and the socket closes when this returns, so none outlives its attempt.
 async fn exchange<T, F, J>(target: &HttpTarget, context: &Context, judge: J) -> Result<T, Reason>
 where
     J: FnOnce(Response<Incoming>) -> F,
@@ -116,7 +115,21 @@ where
     } else {
         stream
     };
-    let request = build_request(target, options)?;
+    roundtrip(stream, build_request(target, options)?, judge).await
+}
+
+/// Sends `request` as the only one over `stream` and hands the response (body unread) to
+/// `judge`. The connection is driven here, alongside `judge`, rather than spawned: no task to
+/// allocate and wake, and the socket closes when this returns, so none outlives its attempt.
+pub async fn roundtrip<T, F, J>(
+    stream: BoxedIo,
+    request: Request<Empty<Bytes>>,
+    judge: J,
+) -> Result<T, Reason>
+where
+    J: FnOnce(Response<Incoming>) -> F,
+    F: Future<Output = Result<T, Reason>>,
+{
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
         .map_err(|e| describe_error(&e))?;
@@ -178,14 +191,14 @@ fn build_request(
         .map_err(|e| format!("invalid request: {e}"))
 }
 
-/// Reads at most [`MAX_BODY`] bytes of the body; a longer body is cut, never read to its end.
-async fn read_body(mut body: Incoming) -> Result<Vec<u8>, Reason> {
+/// Reads at most `max` bytes of the body; a longer body is cut, never read to its end.
+pub async fn read_body(mut body: Incoming, max: usize) -> Result<Vec<u8>, Reason> {
     let mut collected = Vec::new();
-    while collected.len() < MAX_BODY {
+    while collected.len() < max {
         match body.frame().await {
             Some(Ok(frame)) => {
                 if let Some(data) = frame.data_ref() {
-                    let room = MAX_BODY - collected.len();
+                    let room = max - collected.len();
                     collected.extend_from_slice(&data[..data.len().min(room)]);
                 }
             }

@@ -7,6 +7,7 @@ mod dns;
 pub mod file;
 mod grpc;
 pub mod http;
+pub mod k8s;
 mod memcached;
 mod mysql;
 mod nats;
@@ -44,6 +45,8 @@ pub struct Options {
     pub insecure: bool,
     /// Extra trusted roots: the certificates of `--cacert`, read and checked by the plan.
     pub cacert: Vec<crate::tls::Certificate>,
+    /// The pod's API server and credentials, found by the plan when a `k8s://` target needs them.
+    pub k8s: Option<k8s::Cluster>,
 }
 
 /// The HTTP methods readygate sends.
@@ -161,6 +164,11 @@ impl Condition for Check {
             Kind::Nats(endpoint) => nats::check(endpoint).await,
             Kind::Zookeeper(endpoint) => zookeeper::check(endpoint).await,
             Kind::Dns(name) => dns::check(name).await,
+            Kind::K8s(target) => {
+                let cluster = self.context.options.k8s.as_ref();
+                let cluster = cluster.ok_or("no in-cluster config for k8s://".to_string())?;
+                return k8s::check(target, cluster).await;
+            }
         };
         Ok(outcome?)
     }

@@ -39,7 +39,6 @@ pub enum Miss {
     NotYet(Reason),
     /// Never going to be ready (a Job that failed): the engine stops trying this target, and
     /// without `--any` ends the wait at once.
-    #[cfg_attr(not(test), allow(dead_code))] // until the first check that can fail for good
     Never(Reason),
 }
 

@@ -1,0 +1,115 @@
+//! The API server and credentials of the pod readygate runs in, found as client-go's in-cluster
+//! config finds them: `https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT`, and the
+//! service account's `token`, `ca.crt` and `namespace` in one folder.
+
+use std::io::Read;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustls::ClientConfig;
+
+use crate::engine::Reason;
+use crate::redact::quoted;
+use crate::target::{Endpoint, Host};
+use crate::transport::describe_io;
+
+/// Where the kubelet mounts a pod's service account credentials.
+pub const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+/// A token is a JWT of a few KB; a bigger file is not one.
+const MAX_TOKEN: u64 = 64 * 1024;
+
+/// How to reach the API server, and as whom.
+#[derive(Debug)]
+pub struct Cluster {
+    /// The API server's address.
+    pub endpoint: Endpoint,
+    /// `host:port` (IPv6 in brackets): the `Host` header.
+    pub authority: String,
+    /// The bearer token's file, read afresh on every attempt: bound tokens rotate.
+    pub token: PathBuf,
+    /// The namespace of a target that names none: the pod's own.
+    pub namespace: String,
+    /// TLS that trusts the service account's `ca.crt` only.
+    pub tls: Arc<ClientConfig>,
+}
+
+impl Cluster {
+    /// Finds the in-cluster config; `dir` replaces the service account folder. Outside a pod
+    /// (no variables, no token) the error is the one-line usage message that says so.
+    pub fn find(dir: Option<&Path>) -> Result<Cluster, String> {
+        let dir = dir.unwrap_or(Path::new(SERVICE_ACCOUNT_DIR));
+        let outside =
+            |what: String| format!("k8s:// targets work inside a Kubernetes pod, and {what}");
+        let variable = |name: &str| match std::env::var(name) {
+            Ok(value) if !value.is_empty() => Ok(value),
+            _ => Err(outside(format!("{name} is not set"))),
+        };
+        let (host, port) = (
+            variable("KUBERNETES_SERVICE_HOST")?,
+            variable("KUBERNETES_SERVICE_PORT")?,
+        );
+        let port = port
+            .parse::<u16>()
+            .ok()
+            .filter(|&p| p != 0)
+            .ok_or_else(|| format!("KUBERNETES_SERVICE_PORT={} is not a port", quoted(&port)))?;
+        let (host, authority) = match host.parse::<IpAddr>() {
+            Ok(ip @ IpAddr::V6(_)) => (Host::Ip(ip), format!("[{ip}]:{port}")),
+            Ok(ip) => (Host::Ip(ip), format!("{ip}:{port}")),
+            Err(_) => (
+                Host::Name(host.to_ascii_lowercase()),
+                format!("{host}:{port}"),
+            ),
+        };
+        let token = dir.join("token");
+        if let Err(e) = std::fs::metadata(&token) {
+            let path = quoted(&token.display().to_string());
+            return Err(outside(format!(
+                "there is no service account token at {path} ({})",
+                describe_io(&e)
+            )));
+        }
+        let roots = crate::tls::read_roots(&dir.join("ca.crt"), "k8s:// API server CA")?;
+        Ok(Cluster {
+            endpoint: Endpoint { host, port },
+            authority,
+            token,
+            namespace: own_namespace(dir)?,
+            tls: crate::tls::trusting_only(&roots)?,
+        })
+    }
+
+    /// The bearer token as it is now. Never shown: the error names the file, not its content.
+    pub fn read_token(&self) -> Result<String, Reason> {
+        let path = self.token.display();
+        let mut text = String::new();
+        std::fs::File::open(&self.token)
+            .and_then(|file| file.take(MAX_TOKEN).read_to_string(&mut text))
+            .map_err(|e| format!("cannot read the token {path}: {}", describe_io(&e)))?;
+        let token = text.trim();
+        if token.is_empty() {
+            return Err(format!("the token {path} is empty"));
+        }
+        if !token.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(format!("the token {path} holds characters a token has not"));
+        }
+        Ok(token.to_string())
+    }
+}
+
+/// The pod's namespace as client-go's in-cluster config takes it: `POD_NAMESPACE`, else the
+/// service account's `namespace` file, else `default`.
+fn own_namespace(dir: &Path) -> Result<String, String> {
+    let namespace = match std::env::var("POD_NAMESPACE") {
+        Ok(value) if !value.is_empty() => value,
+        _ => std::fs::read_to_string(dir.join("namespace"))
+            .map(|text| text.trim().to_string())
+            .ok()
+            .filter(|namespace| !namespace.is_empty())
+            .unwrap_or_else(|| "default".to_string()),
+    };
+    super::target::namespace_name(&namespace).map_err(|e| format!("the pod's {e}"))?;
+    Ok(namespace)
+}

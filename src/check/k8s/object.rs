@@ -1,0 +1,69 @@
+//! What the judges share: an object's conditions, JSON reading, and server text made short.
+
+use serde::{Deserialize, Deserializer};
+
+use crate::engine::Reason;
+
+/// One entry of `status.conditions`, as every kind here has them.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Condition {
+    /// `Complete`, `Ready`, `Available`…
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    /// A CamelCase word saying why, e.g. `BackoffLimitExceeded`.
+    pub reason: String,
+    /// A sentence saying why.
+    pub message: String,
+}
+
+/// The condition of this type, if it is `True`.
+pub fn true_condition<'a>(conditions: &'a [Condition], kind: &str) -> Option<&'a Condition> {
+    conditions
+        .iter()
+        .find(|c| c.kind == kind && c.status == "True")
+}
+
+/// `Reason: message` of a condition, or what there is of them.
+pub fn why(condition: &Condition) -> String {
+    match (condition.reason.as_str(), condition.message.as_str()) {
+        ("", message) => clip(message),
+        (reason, "") => reason.to_string(),
+        (reason, message) => format!("{reason}: {}", clip(message)),
+    }
+}
+
+/// Reads an answer's JSON into `T`; fields readygate does not use are skipped unread.
+pub fn parse<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, Reason> {
+    serde_json::from_slice(body).map_err(|e| format!("unexpected answer from the API server: {e}"))
+}
+
+/// A list field the API may send as `null` (EndpointSlice's `endpoints`): read as empty.
+pub fn nullable<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(Option::<Vec<T>>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+/// Server text cut to a length that fits a log line.
+pub fn clip(text: &str) -> String {
+    const MAX: usize = 200;
+    match text.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// A few names and how many more: `web-1, web-2, web-3 and 4 more`.
+pub fn some_names(names: &[&str]) -> String {
+    const SHOWN: usize = 3;
+    let mut text = names[..names.len().min(SHOWN)].join(", ");
+    if names.len() > SHOWN {
+        text.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    text
+}

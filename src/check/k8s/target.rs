@@ -1,0 +1,222 @@
+//! `k8s://KIND/NAME` and `k8s://pods?selector=LABELS`, each with an optional `?namespace=NS`:
+//! read once, at parse time, into a [`K8sTarget`].
+
+use std::fmt;
+
+use super::selector;
+use crate::redact::quoted;
+
+/// The Kubernetes object (or set of pods) a target waits on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Object {
+    /// A Job (batch/v1): ready when `Complete`, never once `Failed`.
+    Job(String),
+    /// A Pod (v1): ready when `Ready`.
+    Pod(String),
+    /// The pods a label selector matches: at least one, and every one `Ready`.
+    Pods(String),
+    /// A Service: ready when one of its EndpointSlices holds a ready endpoint.
+    Service(String),
+    /// A Deployment (apps/v1): rolled out and available.
+    Deployment(String),
+}
+
+/// One parsed `k8s://` target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct K8sTarget {
+    /// What to look at.
+    pub object: Object,
+    /// `?namespace=NS`; `None` is the pod's own namespace.
+    pub namespace: Option<String>,
+}
+
+/// The kinds, as the error for an unknown one lists them.
+const KINDS: &str = "job, pod, pods, service or deployment";
+
+/// Parses what follows `k8s://`.
+pub fn parse(rest: &str) -> Result<K8sTarget, String> {
+    if rest.contains('#') {
+        return Err("a k8s:// target has no #fragment".into());
+    }
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let (kind, name) = match path.split_once('/') {
+        Some((kind, name)) => (kind, Some(name)),
+        None => (path, None),
+    };
+    let mut namespace = None;
+    let mut selector = None;
+    for pair in query.split('&').filter(|pair| !pair.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let value = percent_decode(value)?;
+        let slot = match key {
+            "namespace" => &mut namespace,
+            "selector" => &mut selector,
+            _ => {
+                return Err(format!(
+                    "unknown parameter {} (expected namespace or selector)",
+                    quoted(key)
+                ))
+            }
+        };
+        if slot.replace(value).is_some() {
+            return Err(format!("{key} given twice"));
+        }
+    }
+    let object = match (kind, name) {
+        ("pods", None | Some("")) => {
+            let selector = selector.ok_or("k8s://pods needs ?selector=LABELS")?;
+            selector::validate(&selector)?;
+            Object::Pods(selector)
+        }
+        ("pods", Some(_)) => return Err("k8s://pods takes no name: use k8s://pod/NAME".into()),
+        ("job" | "pod" | "service" | "deployment", name) => {
+            let name = name.filter(|n| !n.is_empty());
+            let name = name.ok_or_else(|| format!("missing {kind} name (k8s://{kind}/NAME)"))?;
+            if selector.is_some() {
+                return Err("?selector= is for k8s://pods only".into());
+            }
+            object_name(name)?;
+            let name = name.to_string();
+            match kind {
+                "job" => Object::Job(name),
+                "pod" => Object::Pod(name),
+                "service" => Object::Service(name),
+                _ => Object::Deployment(name),
+            }
+        }
+        ("", _) => return Err(format!("missing kind ({KINDS})")),
+        (kind, _) => return Err(format!("unknown kind {} (expected {KINDS})", quoted(kind))),
+    };
+    if let Some(namespace) = &namespace {
+        namespace_name(namespace)?;
+    }
+    Ok(K8sTarget { object, namespace })
+}
+
+/// An object name: a DNS subdomain (RFC 1123), as the API requires of Jobs, Pods and
+/// Deployments (a Service's is a stricter label, which this accepts too).
+fn object_name(name: &str) -> Result<(), String> {
+    let valid = name.len() <= 253
+        && name.split('.').all(|label| {
+            dns_label(label, 253) && !label.contains(|c: char| c.is_ascii_uppercase())
+        });
+    match valid {
+        true => Ok(()),
+        false => Err(format!(
+            "invalid object name {} (lower-case letters, digits, '-' and '.')",
+            quoted(name)
+        )),
+    }
+}
+
+/// A namespace name: one DNS label (RFC 1123), at most 63 characters.
+pub(super) fn namespace_name(name: &str) -> Result<(), String> {
+    match dns_label(name, 63) && !name.contains(|c: char| c.is_ascii_uppercase()) {
+        true => Ok(()),
+        false => Err(format!(
+            "invalid namespace {} (lower-case letters, digits and '-', at most 63)",
+            quoted(name)
+        )),
+    }
+}
+
+/// Letters, digits and inner `-`, at most `max` long.
+pub(super) fn dns_label(label: &str, max: usize) -> bool {
+    !label.is_empty()
+        && label.len() <= max
+        && label
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        && !label.starts_with('-')
+        && !label.ends_with('-')
+}
+
+/// Decodes `%XX` escapes of a query value.
+fn percent_decode(text: &str) -> Result<String, String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = text
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or_else(|| format!("invalid %-escape in {}", quoted(text)))?;
+            out.push(hex);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| format!("{} is not UTF-8 once decoded", quoted(text)))
+}
+
+impl fmt::Display for Object {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Object::Job(name) => write!(f, "job {name}"),
+            Object::Pod(name) => write!(f, "pod {name}"),
+            Object::Pods(selector) => write!(f, "pods {selector}"),
+            Object::Service(name) => write!(f, "service {name}"),
+            Object::Deployment(name) => write!(f, "deployment {name}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(text: &str) -> K8sTarget {
+        parse(text).unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    #[test]
+    fn every_kind_with_and_without_a_namespace() {
+        let job = object("job/db-migrate");
+        assert_eq!(job.object, Object::Job("db-migrate".into()));
+        assert_eq!(job.namespace, None);
+        let pod = object("pod/web-0?namespace=shop");
+        assert_eq!(pod.object, Object::Pod("web-0".into()));
+        assert_eq!(pod.namespace.as_deref(), Some("shop"));
+        assert_eq!(object("service/db").object, Object::Service("db".into()));
+        assert_eq!(
+            object("deployment/api.v2").object,
+            Object::Deployment("api.v2".into())
+        );
+        let pods = object("pods?selector=app%3Dweb,tier in (a, b)&namespace=x");
+        assert_eq!(pods.object, Object::Pods("app=web,tier in (a, b)".into()));
+        assert_eq!(pods.namespace.as_deref(), Some("x"));
+        assert_eq!(
+            object("pods?selector=app=web").object,
+            Object::Pods("app=web".into())
+        );
+    }
+
+    #[test]
+    fn faults_are_named() {
+        let cases = [
+            ("job/", "missing job name"),
+            ("job", "missing job name"),
+            ("widget/x", "unknown kind \"widget\""),
+            ("/x", "missing kind"),
+            ("pods", "needs ?selector="),
+            ("pods/x?selector=a", "takes no name"),
+            ("job/x?selector=a", "for k8s://pods only"),
+            ("job/X", "invalid object name"),
+            ("job/a/b", "invalid object name"),
+            ("job/x?namespace=", "invalid namespace"),
+            ("job/x?namespace=a.b", "invalid namespace"),
+            ("job/x?ns=a", "unknown parameter \"ns\""),
+            ("job/x?namespace=a&namespace=b", "given twice"),
+            ("job/x?namespace=%zz", "invalid %-escape"),
+            ("job/x#frag", "fragment"),
+            ("pods?selector=a b", "invalid label selector"),
+        ];
+        for (text, fault) in cases {
+            let err = parse(text).unwrap_err();
+            assert!(err.contains(fault), "{text}: {err} should mention {fault}");
+        }
+    }
+}
