@@ -188,14 +188,17 @@ pub async fn connect(
         Alpn::H2 => &clients.h2,
         Alpn::None => &clients.plain,
     };
-    connect_with(stream, host, config).await
+    let trust = "trust it with --cacert, or skip verification with --insecure";
+    connect_with(stream, host, config, trust).await
 }
 
-/// Wraps `stream` in TLS with these settings, `host` as the server name (as [`connect`]).
+/// Wraps `stream` in TLS with these settings, `host` as the server name (as [`connect`]);
+/// `trust` tells how to trust a certificate of an unknown authority.
 pub async fn connect_with(
     stream: BoxedIo,
     host: &Host,
     config: &Arc<ClientConfig>,
+    trust: &str,
 ) -> Result<BoxedIo, Reason> {
     let server_name = match host {
         Host::Ip(ip) => ServerName::IpAddress((*ip).into()),
@@ -208,28 +211,26 @@ pub async fn connect_with(
     let stream = TlsConnector::from(Arc::clone(config))
         .connect(server_name, stream)
         .await
-        .map_err(|e| format!("TLS handshake: {}", describe_tls(&e)))?;
+        .map_err(|e| format!("TLS handshake: {}", describe_tls(&e, trust)))?;
     Ok(Box::new(stream))
 }
 
 /// A handshake failure in words a person can act on.
-fn describe_tls(err: &std::io::Error) -> String {
+fn describe_tls(err: &std::io::Error, trust: &str) -> String {
     let Some(tls) = err.get_ref().and_then(|e| e.downcast_ref::<TlsError>()) else {
         return describe_io(err);
     };
     match tls {
-        TlsError::InvalidCertificate(problem) => describe_certificate(problem),
+        TlsError::InvalidCertificate(problem) => describe_certificate(problem, trust),
         TlsError::AlertReceived(alert) => format!("the server sent alert {alert:?}"),
         other => other.to_string(),
     }
 }
 
-fn describe_certificate(problem: &CertificateError) -> String {
+fn describe_certificate(problem: &CertificateError, trust: &str) -> String {
     match problem {
         CertificateError::UnknownIssuer => {
-            "certificate signed by an unknown authority (trust it with --cacert, or skip \
-             verification with --insecure)"
-                .into()
+            format!("certificate signed by an unknown authority ({trust})")
         }
         CertificateError::NotValidForName => "certificate not valid for this host name".into(),
         CertificateError::NotValidForNameContext {

@@ -11,6 +11,7 @@ mod fanout;
 mod grpc;
 mod hostile;
 mod install;
+mod k8s;
 mod on_exit;
 mod protocols;
 mod real_servers;

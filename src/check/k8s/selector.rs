@@ -10,7 +10,7 @@ pub fn validate(text: &str) -> Result<(), String> {
     if text.trim().is_empty() {
         return Err(fault("empty"));
     }
-    for requirement in split_top_level(text).map_err(|e| fault(e))? {
+    for requirement in split_top_level(text).map_err(fault)? {
         requirement_ok(requirement.trim()).map_err(|e| fault(&e))?;
     }
     Ok(())

@@ -9,6 +9,7 @@ pub mod etcd;
 pub mod events;
 pub mod grpc;
 pub mod http;
+pub mod kube;
 pub mod mariadb;
 pub mod measure;
 pub mod nginx;

@@ -1,0 +1,602 @@
+//! A stand-in Kubernetes API server: HTTPS (rustls, a test CA) on 127.0.0.1, in-process, that
+//! checks the bearer token and serves objects shaped as the real API serves them (single
+//! objects, lists filtered by label selector, `Status` objects for 401/403/404), with state the
+//! test changes while readygate waits. No real API server can run on these machines.
+//!
+//! With it comes a service account folder (`token`, `ca.crt`, `namespace`) and the environment
+//! a pod has, so `readygate` finds its "cluster" as it would in a pod.
+
+use std::collections::{HashMap, HashSet};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use serde_json::{json, Value};
+use tokio_rustls::TlsAcceptor;
+
+use super::certs::Certs;
+use super::TempDir;
+
+/// The service account's namespace: what a target without `?namespace=` looks in.
+pub const OWN_NAMESPACE: &str = "shop";
+
+/// One request as the stand-in saw it.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    /// Path and query, as sent.
+    pub path: String,
+    /// The `Authorization` header, if any.
+    pub authorization: Option<String>,
+    /// The `Accept` header, if any.
+    pub accept: Option<String>,
+}
+
+/// An object the server holds, with the labels a list selects it by.
+struct Stored {
+    labels: Vec<(String, String)>,
+    body: Value,
+}
+
+#[derive(Default)]
+struct State {
+    /// By `(API prefix, resource, namespace, name)`, e.g. `("/apis/batch/v1", "jobs", …)`.
+    objects: HashMap<(String, String, String, String), Stored>,
+    /// The one token accepted.
+    token: String,
+    /// `(verb, resource)` pairs the service account may not do.
+    denied: HashSet<(String, String)>,
+    seen: Vec<Seen>,
+}
+
+/// A running stand-in; it stops with the test process.
+pub struct ApiServer {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    /// The service account folder given to readygate.
+    pub account: TempDir,
+    _certs: Certs,
+}
+
+impl ApiServer {
+    /// Starts a server accepting `token`, and writes the service account folder for it.
+    pub fn start(token: &str) -> ApiServer {
+        let certs = Certs::localhost();
+        let account = TempDir::new();
+        std::fs::copy(&certs.ca, account.join("ca.crt")).expect("copy ca.crt");
+        std::fs::write(account.join("namespace"), OWN_NAMESPACE).expect("write namespace");
+        let state = Arc::new(Mutex::new(State {
+            token: token.to_string(),
+            ..State::default()
+        }));
+        let server = ApiServer {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            state,
+            account,
+            _certs: certs,
+        };
+        server.write_token(token);
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("local addr");
+        let acceptor = TlsAcceptor::from(Arc::new(tls_config(&server._certs)));
+        let state = server.state.clone();
+        super::serve_on_thread(listener, move |stream| {
+            let (acceptor, state) = (acceptor.clone(), state.clone());
+            async move {
+                let Ok(stream) = acceptor.accept(stream).await else {
+                    return;
+                };
+                let service = service_fn(move |request: Request<Incoming>| {
+                    let answer = answer(&state, &request);
+                    async move { Ok::<_, Infallible>(answer) }
+                });
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            }
+        });
+        ApiServer { addr, ..server }
+    }
+
+    /// `readygate ARGS` as run in a pod of this cluster: the API server's variables set and
+    /// the service account folder pointed at (as `--k8s-serviceaccount-dir` does).
+    pub fn readygate<const N: usize>(&self, args: [&str; N]) -> Command {
+        let mut command = super::readygate(args);
+        command
+            .env("KUBERNETES_SERVICE_HOST", self.addr.ip().to_string())
+            .env("KUBERNETES_SERVICE_PORT", self.addr.port().to_string())
+            .env("READYGATE_K8S_SERVICEACCOUNT_DIR", &self.account.0)
+            .env_remove("POD_NAMESPACE");
+        command
+    }
+
+    /// Puts (or replaces) an object, as made by the builders below.
+    pub fn put(&self, object: Value) {
+        let kind = object["kind"].as_str().expect("kind").to_string();
+        let (prefix, resource) = match kind.as_str() {
+            "Job" => ("/apis/batch/v1", "jobs"),
+            "Pod" => ("/api/v1", "pods"),
+            "EndpointSlice" => ("/apis/discovery.k8s.io/v1", "endpointslices"),
+            "Deployment" => ("/apis/apps/v1", "deployments"),
+            other => panic!("no such kind in the stand-in: {other}"),
+        };
+        let metadata = &object["metadata"];
+        let key = (
+            prefix.to_string(),
+            resource.to_string(),
+            metadata["namespace"]
+                .as_str()
+                .expect("namespace")
+                .to_string(),
+            metadata["name"].as_str().expect("name").to_string(),
+        );
+        let labels = metadata["labels"]
+            .as_object()
+            .map(|labels| {
+                labels
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let stored = Stored {
+            labels,
+            body: object,
+        };
+        self.state.lock().unwrap().objects.insert(key, stored);
+    }
+
+    /// Refuses `verb` on `resource` from now on (403, as RBAC does).
+    pub fn deny(&self, verb: &str, resource: &str) {
+        let denied = (verb.to_string(), resource.to_string());
+        self.state.lock().unwrap().denied.insert(denied);
+    }
+
+    /// Accepts only `token` from now on.
+    pub fn accept_only(&self, token: &str) {
+        self.state.lock().unwrap().token = token.to_string();
+    }
+
+    /// Replaces the token file as the kubelet does (a new file renamed into place).
+    pub fn write_token(&self, token: &str) {
+        let fresh = self.account.join("token.new");
+        std::fs::write(&fresh, format!("{token}\n")).expect("write token");
+        std::fs::rename(&fresh, self.account.join("token")).expect("rename token");
+    }
+
+    /// The path of the service account folder.
+    pub fn account_dir(&self) -> PathBuf {
+        self.account.0.clone()
+    }
+
+    /// The requests seen so far.
+    pub fn seen(&self) -> Vec<Seen> {
+        self.state.lock().unwrap().seen.clone()
+    }
+
+    /// Waits (up to 20 s) until at least `n` requests were answered: the event a test that
+    /// changes state mid-wait synchronises on.
+    pub fn wait_for_requests(&self, n: usize) {
+        let started = Instant::now();
+        while self.seen().len() < n {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "the API server saw {} requests, not {n}",
+                self.seen().len()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+fn tls_config(certs: &Certs) -> rustls::ServerConfig {
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&certs.cert)
+        .expect("read cert")
+        .map(|c| c.expect("cert"))
+        .collect();
+    let key = PrivateKeyDer::from_pem_file(&certs.key).expect("read key");
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .expect("server config");
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config
+}
+
+/// Answers one request from the state, as the API server would.
+fn answer(state: &Mutex<State>, request: &Request<Incoming>) -> Response<Full<Bytes>> {
+    let header = |name: &str| {
+        request
+            .headers()
+            .get(name)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+    };
+    let path = request.uri().path().to_string();
+    let query = request.uri().query().unwrap_or_default().to_string();
+    let mut state = state.lock().unwrap();
+    state.seen.push(Seen {
+        path: request.uri().to_string(),
+        authorization: header("authorization"),
+        accept: header("accept"),
+    });
+    if header("authorization") != Some(format!("Bearer {}", state.token)) {
+        return respond(
+            401,
+            status(401, "Unauthorized", "Unauthorized", json!(null)),
+        );
+    }
+    let Some((prefix, namespace, resource, name)) = route(&path) else {
+        return respond(
+            404,
+            status(
+                404,
+                "NotFound",
+                "the server could not find the requested resource",
+                json!({}),
+            ),
+        );
+    };
+    let group = prefix
+        .split('/')
+        .nth(2)
+        .filter(|_| prefix.starts_with("/apis/"));
+    let group = group.unwrap_or_default();
+    let verb = if name.is_some() { "get" } else { "list" };
+    if state.denied.contains(&(verb.to_string(), resource.clone())) {
+        let what = match &name {
+            Some(name) => format!("{resource}.{group} \"{name}\"").replace(". \"", " \""),
+            None => format!("{resource}.{group}")
+                .trim_end_matches('.')
+                .to_string(),
+        };
+        let message = format!(
+            "{what} is forbidden: User \"system:serviceaccount:{OWN_NAMESPACE}:waiter\" \
+             cannot {verb} resource \"{resource}\" in API group \"{group}\" in the namespace \
+             \"{namespace}\""
+        );
+        return respond(
+            403,
+            status(403, "Forbidden", &message, json!({"kind": resource})),
+        );
+    }
+    match name {
+        Some(name) => {
+            let key = (prefix.clone(), resource.clone(), namespace, name.clone());
+            match state.objects.get(&key) {
+                Some(stored) => respond(200, stored.body.clone()),
+                None => {
+                    let message = format!("{resource}.{group} \"{name}\" not found");
+                    let message = message.replace(". \"", " \"");
+                    let details = json!({"name": name, "group": group, "kind": resource});
+                    respond(404, status(404, "NotFound", &message, details))
+                }
+            }
+        }
+        None => {
+            let selector = query
+                .split('&')
+                .find_map(|pair| pair.strip_prefix("labelSelector="))
+                .map(percent_decode)
+                .unwrap_or_default();
+            let wanted: Vec<(String, String)> = selector
+                .split(',')
+                .filter(|r| !r.is_empty())
+                .map(|r| {
+                    let (k, v) = r
+                        .split_once('=')
+                        .expect("the stand-in knows only k=v selectors");
+                    (k.to_string(), v.to_string())
+                })
+                .collect();
+            let mut items: Vec<(&String, Value)> = state
+                .objects
+                .iter()
+                .filter(|((p, r, ns, _), stored)| {
+                    *p == prefix
+                        && *r == resource
+                        && *ns == namespace
+                        && wanted.iter().all(|w| stored.labels.contains(w))
+                })
+                .map(|((_, _, _, name), stored)| {
+                    // Items of a list carry no kind or apiVersion of their own.
+                    let mut item = stored.body.clone();
+                    let object = item.as_object_mut().expect("object");
+                    object.remove("kind");
+                    object.remove("apiVersion");
+                    (name, item)
+                })
+                .collect();
+            items.sort_by(|a, b| a.0.cmp(b.0));
+            let (kind, api_version) = match resource.as_str() {
+                "pods" => ("PodList", "v1"),
+                "endpointslices" => ("EndpointSliceList", "discovery.k8s.io/v1"),
+                "jobs" => ("JobList", "batch/v1"),
+                _ => ("DeploymentList", "apps/v1"),
+            };
+            respond(
+                200,
+                json!({
+                    "kind": kind,
+                    "apiVersion": api_version,
+                    "metadata": {"resourceVersion": "4711"},
+                    "items": items.into_iter().map(|(_, item)| item).collect::<Vec<_>>(),
+                }),
+            )
+        }
+    }
+}
+
+/// `(API prefix, namespace, resource, name)` of `/api/v1/namespaces/NS/RES[/NAME]` or
+/// `/apis/GROUP/VERSION/namespaces/NS/RES[/NAME]`.
+fn route(path: &str) -> Option<(String, String, String, Option<String>)> {
+    let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let (prefix, rest) = match *parts.first()? {
+        "api" => (format!("/api/{}", parts.get(1)?), &parts[2..]),
+        "apis" => (
+            format!("/apis/{}/{}", parts.get(1)?, parts.get(2)?),
+            &parts[3..],
+        ),
+        _ => return None,
+    };
+    match rest {
+        ["namespaces", ns, resource] => Some((prefix, ns.to_string(), resource.to_string(), None)),
+        ["namespaces", ns, resource, name] => Some((
+            prefix,
+            ns.to_string(),
+            resource.to_string(),
+            Some(name.to_string()),
+        )),
+        _ => None,
+    }
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            out.push(u8::from_str_radix(&text[i + 1..i + 3], 16).expect("a %-escape"));
+            i += 3;
+        } else {
+            assert!(
+                bytes[i].is_ascii_alphanumeric() || b"-_.~".contains(&bytes[i]),
+                "unencoded {:?} in a query value: {text}",
+                bytes[i] as char
+            );
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).expect("utf-8")
+}
+
+/// A `Status` object, as the API server sends with every refusal.
+fn status(code: u16, reason: &str, message: &str, details: Value) -> Value {
+    let mut status = json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    });
+    if !details.is_null() {
+        status["details"] = details;
+    }
+    status
+}
+
+fn respond(code: u16, body: Value) -> Response<Full<Bytes>> {
+    Response::builder()
+        .status(code)
+        .header("content-type", "application/json")
+        .header("audit-id", "0b5a4d3e-1f3c-4a8e-9d6b-2c7f0e1a9b84")
+        .body(Full::new(Bytes::from(body.to_string())))
+        .unwrap()
+}
+
+const TIME: &str = "2026-12-01T10:00:00Z";
+
+fn metadata(namespace: &str, name: &str, labels: Value) -> Value {
+    json!({
+        "name": name,
+        "namespace": namespace,
+        "uid": "5f0c2a43-8d9e-4b71-a6c2-3e8f1d7b9a10",
+        "resourceVersion": "4711",
+        "generation": 1,
+        "creationTimestamp": TIME,
+        "labels": labels,
+    })
+}
+
+/// How far a Job has got.
+#[derive(Debug, Clone, Copy)]
+pub enum JobState {
+    /// A pod is running.
+    Running,
+    /// Succeeded: `SuccessCriteriaMet` and `Complete`.
+    Complete,
+    /// Out of retries: `FailureTarget` and `Failed`.
+    Failed,
+    /// `spec.suspend: true`.
+    Suspended,
+}
+
+/// A batch/v1 Job, as `kubectl get job -o json` shows one.
+pub fn job(namespace: &str, name: &str, state: JobState) -> Value {
+    let condition = |kind: &str, reason: &str, message: &str| {
+        json!({"type": kind, "status": "True", "lastProbeTime": TIME,
+               "lastTransitionTime": TIME, "reason": reason, "message": message})
+    };
+    let status = match state {
+        JobState::Running => json!({"startTime": TIME, "active": 1, "ready": 0,
+            "terminating": 0, "uncountedTerminatedPods": {}}),
+        JobState::Suspended => json!({"conditions": [condition("Suspended", "JobSuspended",
+            "Job suspended")], "active": 0, "ready": 0, "terminating": 0}),
+        JobState::Complete => json!({
+            "conditions": [
+                condition("SuccessCriteriaMet", "CompletionsReached",
+                    "Reached expected number of succeeded pods"),
+                condition("Complete", "CompletionsReached",
+                    "Reached expected number of succeeded pods"),
+            ],
+            "startTime": TIME, "completionTime": TIME, "succeeded": 1, "ready": 0,
+            "terminating": 0, "uncountedTerminatedPods": {},
+        }),
+        JobState::Failed => json!({
+            "conditions": [
+                condition("FailureTarget", "BackoffLimitExceeded",
+                    "Job has reached the specified backoff limit"),
+                condition("Failed", "BackoffLimitExceeded",
+                    "Job has reached the specified backoff limit"),
+            ],
+            "startTime": TIME, "failed": 7, "ready": 0, "terminating": 0,
+            "uncountedTerminatedPods": {},
+        }),
+    };
+    let labels = json!({"batch.kubernetes.io/job-name": name, "job-name": name});
+    json!({
+        "kind": "Job",
+        "apiVersion": "batch/v1",
+        "metadata": metadata(namespace, name, labels.clone()),
+        "spec": {
+            "parallelism": 1, "completions": 1, "backoffLimit": 6,
+            "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid":
+                "5f0c2a43-8d9e-4b71-a6c2-3e8f1d7b9a10"}},
+            "manualSelector": false,
+            "template": {"metadata": {"labels": labels}, "spec": {
+                "containers": [{"name": name, "image": "app:1", "resources": {},
+                    "terminationMessagePath": "/dev/termination-log",
+                    "terminationMessagePolicy": "File", "imagePullPolicy": "IfNotPresent"}],
+                "restartPolicy": "Never", "terminationGracePeriodSeconds": 30,
+                "dnsPolicy": "ClusterFirst", "securityContext": {}, "schedulerName":
+                "default-scheduler"}},
+            "completionMode": "NonIndexed",
+            "suspend": matches!(state, JobState::Suspended),
+            "podReplacementPolicy": "TerminatingOrFailed",
+        },
+        "status": status,
+    })
+}
+
+/// A v1 Pod with these labels, running and ready or not.
+pub fn pod(namespace: &str, name: &str, labels: Value, ready: bool) -> Value {
+    let flag = if ready { "True" } else { "False" };
+    let mut ready_condition = json!({"type": "Ready", "status": flag, "lastProbeTime": null,
+        "lastTransitionTime": TIME});
+    let mut containers_ready = json!({"type": "ContainersReady", "status": flag,
+        "lastProbeTime": null, "lastTransitionTime": TIME});
+    if !ready {
+        for condition in [&mut ready_condition, &mut containers_ready] {
+            condition["reason"] = json!("ContainersNotReady");
+            condition["message"] = json!("containers with unready status: [app]");
+        }
+    }
+    json!({
+        "kind": "Pod",
+        "apiVersion": "v1",
+        "metadata": metadata(namespace, name, labels),
+        "spec": {"containers": [{"name": "app", "image": "app:1", "resources": {}}],
+                 "restartPolicy": "Always", "nodeName": "node-1",
+                 "serviceAccountName": "default"},
+        "status": {
+            "phase": "Running",
+            "conditions": [
+                {"type": "PodReadyToStartContainers", "status": "True", "lastProbeTime": null,
+                 "lastTransitionTime": TIME},
+                {"type": "Initialized", "status": "True", "lastProbeTime": null,
+                 "lastTransitionTime": TIME},
+                ready_condition,
+                containers_ready,
+                {"type": "PodScheduled", "status": "True", "lastProbeTime": null,
+                 "lastTransitionTime": TIME},
+            ],
+            "hostIP": "10.0.0.4", "podIP": "10.244.1.7", "podIPs": [{"ip": "10.244.1.7"}],
+            "startTime": TIME,
+            "containerStatuses": [{"name": "app", "ready": ready, "restartCount": 0,
+                "started": true, "image": "app:1", "imageID": "", "containerID":
+                "containerd://4f1d", "state": {"running": {"startedAt": TIME}}}],
+            "qosClass": "BestEffort",
+        },
+    })
+}
+
+/// A discovery.k8s.io/v1 EndpointSlice of Service `service`; each endpoint's `ready` condition
+/// as given (`None`: absent). No endpoint at all is sent as `"endpoints": null`, as the API does.
+pub fn endpoint_slice(namespace: &str, service: &str, ready: &[Option<bool>]) -> Value {
+    let endpoints: Vec<Value> = ready
+        .iter()
+        .enumerate()
+        .map(|(i, ready)| {
+            let mut conditions = json!({"serving": true, "terminating": false});
+            if let Some(ready) = ready {
+                conditions["ready"] = json!(ready);
+            }
+            json!({"addresses": [format!("10.244.1.{}", i + 10)], "conditions": conditions,
+                   "targetRef": {"kind": "Pod", "namespace": namespace,
+                                 "name": format!("{service}-{i}")},
+                   "nodeName": "node-1"})
+        })
+        .collect();
+    let labels = json!({"kubernetes.io/service-name": service,
+        "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io"});
+    json!({
+        "kind": "EndpointSlice",
+        "apiVersion": "discovery.k8s.io/v1",
+        "metadata": metadata(namespace, &format!("{service}-x7k2p"), labels),
+        "addressType": "IPv4",
+        "endpoints": if endpoints.is_empty() { Value::Null } else { json!(endpoints) },
+        "ports": [{"name": "", "protocol": "TCP", "port": 5432}],
+    })
+}
+
+/// An apps/v1 Deployment of `replicas`, of which `updated` are updated; available or not.
+pub fn deployment(
+    namespace: &str,
+    name: &str,
+    replicas: u32,
+    updated: u32,
+    available: bool,
+) -> Value {
+    let available_condition = match available {
+        true => json!({"type": "Available", "status": "True", "lastUpdateTime": TIME,
+            "lastTransitionTime": TIME, "reason": "MinimumReplicasAvailable",
+            "message": "Deployment has minimum availability."}),
+        false => json!({"type": "Available", "status": "False", "lastUpdateTime": TIME,
+            "lastTransitionTime": TIME, "reason": "MinimumReplicasUnavailable",
+            "message": "Deployment does not have minimum availability."}),
+    };
+    json!({
+        "kind": "Deployment",
+        "apiVersion": "apps/v1",
+        "metadata": metadata(namespace, name, json!({"app": name})),
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                 "strategy": {"type": "RollingUpdate", "rollingUpdate":
+                    {"maxUnavailable": "25%", "maxSurge": "25%"}},
+                 "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600},
+        "status": {
+            "observedGeneration": 1, "replicas": replicas, "updatedReplicas": updated,
+            "readyReplicas": updated, "availableReplicas": if available { updated } else { 0 },
+            "conditions": [available_condition,
+                {"type": "Progressing", "status": "True", "lastUpdateTime": TIME,
+                 "lastTransitionTime": TIME, "reason": "NewReplicaSetAvailable",
+                 "message": format!("ReplicaSet \"{name}-5d8f7c9b6\" has successfully progressed.")}],
+        },
+    })
+}
