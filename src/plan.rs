@@ -109,7 +109,12 @@ impl Plan {
             (Some(text), _) => Some(crate::matcher::Matcher::Contains(text)),
             (None, matcher) => matcher,
         };
-        let k8s = k8s_cluster(&targets, args.k8s_serviceaccount_dir.as_deref())?;
+        let disabled = disabled()?;
+        // Disabled, nothing is checked: no cluster to find (the same manifest runs anywhere).
+        let k8s = match disabled {
+            true => None,
+            false => k8s_cluster(&targets, args.k8s_serviceaccount_dir.as_deref())?,
+        };
         Ok(Plan {
             mode,
             targets,
@@ -132,7 +137,7 @@ impl Plan {
                 level,
                 format: args.log_format,
             },
-            disabled: disabled()?,
+            disabled,
         })
     }
 }

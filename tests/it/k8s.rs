@@ -365,6 +365,12 @@ fn outside_a_pod_is_a_usage_error_that_says_so() {
         "readygate: k8s:// targets work inside a Kubernetes pod, and KUBERNETES_SERVICE_HOST \
          is not set",
     );
+    // Disabled, nothing is looked up: the same manifest runs anywhere.
+    readygate(["probe", "k8s://job/migrate"])
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env("READYGATE_DISABLED", "true")
+        .outcome()
+        .expect_code(0);
     let empty = TempDir::new();
     readygate(["probe", "k8s://job/migrate"])
         .env("KUBERNETES_SERVICE_HOST", "127.0.0.1")
