@@ -1,26 +1,27 @@
-//! Name resolution as in a pod, afresh on every attempt: `/etc/hosts` first, then DNS through
-//! the nameservers, `search` list and `ndots` of `/etc/resolv.conf`, asking for AAAA and A.
-//! A small stub resolver of our own (the wire format is `hickory-proto`'s), so a static
-//! binary in an empty root needs no libc NSS modules, and nothing is cached between attempts.
+//! Name resolution as in a pod: `/etc/hosts` first, then DNS through the nameservers, `search`
+//! list and `ndots` of `/etc/resolv.conf`, asking for AAAA and A. Both files are read at every
+//! lookup, so a change is seen at the next attempt; DNS answers are kept for their TTL, within
+//! caps ([`cache`]), so a waiter asks the cluster's DNS once per TTL, not once per attempt.
+//! A small stub resolver of our own (the wire format is `hickory-proto`'s), so a static binary
+//! in an empty root needs no libc NSS modules.
 
+mod cache;
 mod client;
 mod conf;
+mod etc;
 mod hosts;
 mod message;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::time::Duration;
 
-use tokio::time::timeout;
+use tokio::time::Instant;
 
 use crate::engine::Reason;
 use crate::target::{Endpoint, Host};
+use cache::CACHE;
+use client::{Exchange, Outcome};
 use conf::Conf;
-use message::Answer;
-
-/// How long the other family's answer is awaited once one family has addresses (RFC 8305's
-/// "resolution delay"), so a server that drops AAAA queries does not hold up an IPv4 answer.
-const RESOLUTION_DELAY: Duration = Duration::from_millis(50);
+use message::{Answer, A, AAAA};
 
 /// All socket addresses of an endpoint, in the order to try them. An IP literal is used as
 /// is; a name that does not resolve is "not ready", with the name in the reason.
@@ -35,11 +36,10 @@ pub async fn resolve(endpoint: &Endpoint) -> Result<Vec<SocketAddr>, Reason> {
         .collect())
 }
 
-/// Every address of `name`: from the hosts file if it lists the name, else from DNS. Both
-/// files are read on every call, so a change is seen at the next attempt.
+/// Every address of `name`: from the hosts file if it lists the name, else from DNS. DNS
+/// trouble ends the lookup at the attempt's end, with the trouble as the reason.
 pub async fn lookup(name: &str) -> Result<Vec<IpAddr>, Reason> {
-    let hosts_text = std::fs::read_to_string(hosts::PATH).unwrap_or_default();
-    let mut listed = hosts::lookup(&hosts_text, name);
+    let mut listed = hosts::lookup(&etc::read(hosts::PATH), name);
     if is_localhost(name) {
         // RFC 6761: both loopbacks, even where the hosts file names one or none, so a server
         // on either `::1` or `127.0.0.1` is found.
@@ -52,14 +52,19 @@ pub async fn lookup(name: &str) -> Result<Vec<IpAddr>, Reason> {
     if !listed.is_empty() {
         return Ok(listed);
     }
-    let conf = Conf::parse(&std::fs::read_to_string(conf::PATH).unwrap_or_default());
+    let conf = Conf::parse(&etc::read(conf::PATH));
     tracing::debug!("resolving {name} through DNS");
+    let mut exchange = Exchange::new(&conf, crate::engine::attempt_end());
     let mut trouble = None;
     for candidate in conf.candidates(name) {
-        let (v6, v4) = ask_both(&conf, &candidate).await;
+        if exchange.out_of_time() {
+            trouble.get_or_insert_with(|| format!("no answer for {candidate} in time"));
+            break;
+        }
+        let outcomes = answers(&mut exchange, &candidate).await;
         let mut found = Vec::new();
-        for answer in [&v6, &v4] {
-            if let Some(Ok(Answer::Addresses(ips))) = answer {
+        for outcome in &outcomes {
+            if let Some(Ok(Answer::Addresses(ips, _))) = outcome {
                 found.extend_from_slice(ips);
             }
         }
@@ -67,44 +72,45 @@ pub async fn lookup(name: &str) -> Result<Vec<IpAddr>, Reason> {
             return Ok(found);
         }
         // As glibc: a server in trouble does not stop the search, but is the reason at the end.
-        if let Some(Err(reason)) = [v6, v4].into_iter().flatten().find(Result::is_err) {
+        if let Some(Err(reason)) = outcomes.into_iter().flatten().find(Result::is_err) {
             trouble.get_or_insert(reason);
         }
     }
     Err(match trouble {
         None => format!("no such host {name}"),
-        Some(reason) => format!("no such host {name} (DNS: {reason})"),
+        Some(reason) => format!("cannot resolve {name} (DNS: {reason})"),
     })
 }
 
-/// AAAA and A for one name, asked at once: both answers, except that once one family has
-/// addresses the other gets only [`RESOLUTION_DELAY`] more (`None` if it took longer).
-async fn ask_both(
-    conf: &Conf,
-    name: &str,
-) -> (
-    Option<Result<Answer, String>>,
-    Option<Result<Answer, String>>,
-) {
-    let v6 = client::ask(conf, name, message::AAAA);
-    let v4 = client::ask(conf, name, message::A);
-    tokio::pin!(v6, v4);
-    // Cancellation: both arms are plain futures owned here; the loser is awaited below.
-    let (v6_first, first) = tokio::select! {
-        answer = &mut v6 => (true, answer),
-        answer = &mut v4 => (false, answer),
+/// AAAA and A of one fully qualified name: what the cache keeps, the rest asked together (and
+/// then kept, as long as each answer's TTL allows).
+async fn answers(exchange: &mut Exchange<'_>, name: &str) -> [Outcome; 2] {
+    const TYPES: [message::RecordType; 2] = [AAAA, A];
+    let mut outcomes: [Outcome; 2] = {
+        let mut cache = CACHE.lock().expect("DNS cache lock");
+        let now = Instant::now();
+        TYPES.map(|qtype| cache.get(name, qtype, now).map(Ok))
     };
-    let other = if v6_first { v4 } else { v6 };
-    let second = if matches!(first, Ok(Answer::Addresses(_))) {
-        timeout(RESOLUTION_DELAY, other).await.ok()
-    } else {
-        Some(other.await)
-    };
-    if v6_first {
-        (Some(first), second)
-    } else {
-        (second, Some(first))
+    let missing: Vec<usize> = (0..TYPES.len())
+        .filter(|&slot| outcomes[slot].is_none())
+        .collect();
+    if missing.is_empty() {
+        return outcomes;
     }
+    let hurry = outcomes
+        .iter()
+        .any(|outcome| matches!(outcome, Some(Ok(Answer::Addresses(..)))));
+    let qtypes: Vec<_> = missing.iter().map(|&slot| TYPES[slot]).collect();
+    let asked = exchange.ask(name, &qtypes, hurry).await;
+    let mut cache = CACHE.lock().expect("DNS cache lock");
+    let now = Instant::now();
+    for (slot, outcome) in missing.into_iter().zip(asked) {
+        if let Some(Ok(answer)) = &outcome {
+            cache.put(name, TYPES[slot], answer, now);
+        }
+        outcomes[slot] = outcome;
+    }
+    outcomes
 }
 
 /// `localhost` and names under it (RFC 6761, section 6.3).

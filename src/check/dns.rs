@@ -3,7 +3,7 @@
 
 use crate::engine::Reason;
 
-/// One attempt: resolve the name afresh.
+/// One attempt: a lookup as for any host (DNS answers are kept for their TTL, within caps).
 pub async fn check(name: &str) -> Result<(), Reason> {
     crate::resolve::lookup(name).await.map(drop)
 }

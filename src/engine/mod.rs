@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::task::JoinSet;
-use tokio::time::{sleep_until, timeout, Instant};
+use tokio::time::{sleep_until, timeout_at, Instant};
 
 pub use backoff::Backoff;
 
@@ -46,6 +46,17 @@ impl From<Reason> for Miss {
     fn from(reason: Reason) -> Miss {
         Miss::NotYet(reason)
     }
+}
+
+tokio::task_local! {
+    /// When the attempt in progress ends: a check that stops waiting just then can say what it
+    /// was waiting for, rather than leave the engine to say "no answer".
+    static ATTEMPT_END: Instant;
+}
+
+/// When the attempt in progress ends (`None` outside an attempt).
+pub fn attempt_end() -> Option<Instant> {
+    ATTEMPT_END.try_with(|end| *end).ok()
 }
 
 /// Something that can be checked for readiness: one target bound to its options.
@@ -156,6 +167,8 @@ enum Event {
     Ended(Option<Reason>),
     /// An attempt ran out of time without an answer; the reason says for how long.
     TimedOut(Reason),
+    /// An attempt was cut by the deadline; the reason says after how long.
+    CutByDeadline(Reason),
 }
 
 /// Runs every condition until the policy's goal is met or the deadline passes. `names` label
@@ -185,6 +198,13 @@ pub async fn run<C: Condition>(conditions: Vec<C>, names: &[String], policy: &Po
                         if reason.is_some() {
                             progress.last_error = reason;
                             progress.last_error_is_timeout = false;
+                        }
+                    }
+                    Event::CutByDeadline(reason) => {
+                        progress.in_flight = None;
+                        if progress.last_error.is_none() || progress.last_error_is_timeout {
+                            progress.last_error = Some(reason);
+                            progress.last_error_is_timeout = true;
                         }
                     }
                     Event::TimedOut(reason) => {
@@ -231,6 +251,9 @@ pub async fn run<C: Condition>(conditions: Vec<C>, names: &[String], policy: &Po
                 }
             }
             _ = sleep_until_deadline(deadline) => {
+                // An attempt that ends at the deadline too (a check that stopped waiting then)
+                // reports its own reason first.
+                tokio::task::yield_now().await;
                 note_attempts_cut_by_deadline(&shared);
                 break false;
             }
@@ -271,14 +294,19 @@ async fn target_loop<C: Condition>(
     let mut streak = 0;
     let mut attempts = 0;
     loop {
-        let bound = match deadline {
-            Some(deadline) => policy
-                .attempt_timeout
-                .min(deadline.saturating_duration_since(Instant::now())),
-            None => policy.attempt_timeout,
+        // The attempt ends at its timeout or the deadline, the very instant the engine stops
+        // waiting there, so a check that stops waiting then too can tell why it ends.
+        let now = Instant::now();
+        let end = match (now.checked_add(policy.attempt_timeout), deadline) {
+            (Some(end), Some(deadline)) => end.min(deadline),
+            (Some(end), None) => end,
+            (None, Some(deadline)) => deadline,
+            (None, None) => far_future(now),
         };
+        let bound = end.saturating_duration_since(now);
         record(Event::Started);
-        let (outcome, timed_out) = match timeout(bound, condition.attempt()).await {
+        let attempt = ATTEMPT_END.scope(end, condition.attempt());
+        let (outcome, timed_out) = match timeout_at(end, attempt).await {
             Ok(outcome) => (outcome, false),
             Err(_) => (
                 Err(Miss::NotYet(format!(
@@ -313,6 +341,7 @@ async fn target_loop<C: Condition>(
             (Err(Miss::NotYet(reason)), false) => {
                 tracing::debug!("{name}: attempt {attempts}: {reason}");
                 record(match timed_out {
+                    true if Some(end) == deadline => Event::CutByDeadline(reason),
                     true => Event::TimedOut(reason),
                     false => Event::Ended(Some(reason)),
                 });
@@ -354,6 +383,11 @@ fn note_attempts_cut_by_deadline(shared: &Mutex<Vec<Progress>>) {
             }
         }
     }
+}
+
+/// An instant as far ahead as the timer goes (about 30 years), for an attempt without bound.
+fn far_future(now: Instant) -> Instant {
+    now + Duration::from_secs(86400 * 365 * 30)
 }
 
 /// Sleeps until the deadline, or forever without one.

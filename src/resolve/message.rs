@@ -8,7 +8,7 @@
 use std::net::IpAddr;
 
 use hickory_proto::op::{Header, Message, MessageType, OpCode, Query, ResponseCode};
-use hickory_proto::rr::{DNSClass, Name, RData};
+use hickory_proto::rr::{DNSClass, Name, RData, Record};
 
 /// A record type to ask for ([`A`] or [`AAAA`]).
 pub use hickory_proto::rr::RecordType;
@@ -19,15 +19,17 @@ pub const A: RecordType = RecordType::A;
 /// Record type AAAA: an IPv6 address.
 pub const AAAA: RecordType = RecordType::AAAA;
 
-/// What a server said about a name and type.
+/// What a server said about a name and type. A TTL is in seconds, as sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer {
-    /// The addresses it has (at least one).
-    Addresses(Vec<IpAddr>),
-    /// The name does not exist (NXDOMAIN).
-    NoSuchName,
-    /// The name exists but has no record of this type (NODATA).
-    NoData,
+    /// The addresses it has (at least one), and the lowest TTL of the records that led to
+    /// them (the CNAME chain and the address RRset).
+    Addresses(Vec<IpAddr>, u32),
+    /// The name does not exist (NXDOMAIN); with how long that may be believed, if the
+    /// authority section says (RFC 2308).
+    NoSuchName(Option<u32>),
+    /// The name exists but has no record of this type (NODATA); TTL as for `NoSuchName`.
+    NoData(Option<u32>),
     /// The answer was cut to fit a UDP datagram: ask over TCP.
     Truncated,
     /// The server could not answer (its RCODE: 2 SERVFAIL, 5 REFUSED, ...).
@@ -86,36 +88,55 @@ impl Question {
         if header.metadata.truncation {
             return Ok(Some(Answer::Truncated));
         }
-        match header.metadata.response_code {
-            ResponseCode::NoError => {}
-            ResponseCode::NXDomain => return Ok(Some(Answer::NoSuchName)),
+        let negative = match header.metadata.response_code {
+            ResponseCode::NoError => false,
+            ResponseCode::NXDomain => true,
             rcode => return Ok(Some(Answer::Failed(rcode.into()))),
-        }
-        let (records, _, _) = Message::read_records(
-            &mut decoder,
-            usize::from(header.counts.answers),
-            false,
-            header.metadata.op_code,
-        )
-        .map_err(malformed)?;
+        };
+        let read = |decoder: &mut BinDecoder<'_>, count: u16| {
+            Message::read_records(decoder, usize::from(count), false, header.metadata.op_code)
+                .map(|(records, _, _)| records)
+        };
+        let records = read(&mut decoder, header.counts.answers).map_err(malformed)?;
         // The answer section holds any CNAME chain and then the target's addresses; like musl,
         // every address of the asked type in it is taken.
         let asked = self.query.query_type();
-        let addresses: Vec<IpAddr> = records
-            .into_iter()
-            .filter(|record| record.dns_class == DNSClass::IN)
-            .filter_map(|record| match record.data {
-                RData::A(a) if asked == A => Some(IpAddr::V4(a.0)),
-                RData::AAAA(aaaa) if asked == AAAA => Some(IpAddr::V6(aaaa.0)),
-                _ => None,
-            })
-            .collect();
-        Ok(Some(if addresses.is_empty() {
-            Answer::NoData
-        } else {
-            Answer::Addresses(addresses)
+        let mut addresses = Vec::new();
+        let mut ttl = u32::MAX;
+        for record in records.iter().filter(|r| r.dns_class == DNSClass::IN) {
+            match &record.data {
+                RData::A(a) if asked == A => addresses.push(IpAddr::V4(a.0)),
+                RData::AAAA(aaaa) if asked == AAAA => addresses.push(IpAddr::V6(aaaa.0)),
+                RData::CNAME(_) => {}
+                _ => continue,
+            }
+            ttl = ttl.min(record.ttl);
+        }
+        if !negative && !addresses.is_empty() {
+            return Ok(Some(Answer::Addresses(addresses, ttl)));
+        }
+        // A negative answer stands even when the authority section cannot be read: it is then
+        // only not kept.
+        let negative_ttl = read(&mut decoder, header.counts.authorities)
+            .ok()
+            .and_then(|records| negative_ttl(&records));
+        Ok(Some(match negative {
+            true => Answer::NoSuchName(negative_ttl),
+            false => Answer::NoData(negative_ttl),
         }))
     }
+}
+
+/// How long a negative answer may be kept (RFC 2308, section 5): the smaller of the SOA
+/// record's own TTL and its MINIMUM field, from the authority section; `None` without an SOA.
+fn negative_ttl(authority: &[Record]) -> Option<u32> {
+    authority
+        .iter()
+        .filter(|record| record.dns_class == DNSClass::IN)
+        .find_map(|record| match &record.data {
+            RData::SOA(soa) => Some(record.ttl.min(soa.minimum)),
+            _ => None,
+        })
 }
 
 #[cfg(test)]
@@ -124,6 +145,8 @@ mod tests {
 
     /// Record type CNAME.
     const CNAME: u16 = 5;
+    /// Record type SOA.
+    const SOA: u16 = 6;
     /// Header flag: the answer did not fit.
     const TC: u16 = 0x0200;
 
@@ -132,22 +155,45 @@ mod tests {
     }
 
     /// A response to `query`, built by hand so the crate is tested against independent bytes:
-    /// header flags, then answer records (name as a pointer to the question, type, data).
+    /// header flags, then answer records (name as a pointer to the question, type, data), all
+    /// with TTL 30.
     fn response(query: &[u8], flags: u16, records: &[(u16, &[u8])]) -> Vec<u8> {
+        let records: Vec<_> = records.iter().map(|&(t, d)| (t, 30, d)).collect();
+        response_with(query, flags, &records, &[])
+    }
+
+    /// As [`response`], with a TTL per answer record and an authority section.
+    fn response_with(
+        query: &[u8],
+        flags: u16,
+        answers: &[(u16, u32, &[u8])],
+        authority: &[(u16, u32, &[u8])],
+    ) -> Vec<u8> {
         let mut message = query[..2].to_vec();
         message.extend_from_slice(&(flags | 0x8000).to_be_bytes());
         message.extend_from_slice(&[0, 1]);
-        message.extend_from_slice(&(records.len() as u16).to_be_bytes());
-        message.extend_from_slice(&[0, 0, 0, 0]);
+        message.extend_from_slice(&(answers.len() as u16).to_be_bytes());
+        message.extend_from_slice(&(authority.len() as u16).to_be_bytes());
+        message.extend_from_slice(&[0, 0]);
         message.extend_from_slice(&query[12..]);
-        for (rtype, data) in records {
+        for (rtype, ttl, data) in answers.iter().chain(authority) {
             message.extend_from_slice(&[0xc0, 12]);
             message.extend_from_slice(&rtype.to_be_bytes());
-            message.extend_from_slice(&[0, 1, 0, 0, 0, 30]); // class IN, TTL 30
+            message.extend_from_slice(&[0, 1]); // class IN
+            message.extend_from_slice(&ttl.to_be_bytes());
             message.extend_from_slice(&(data.len() as u16).to_be_bytes());
             message.extend_from_slice(data);
         }
         message
+    }
+
+    /// SOA data: root names for MNAME and RNAME, then serial, refresh, retry, expire, minimum.
+    fn soa(minimum: u32) -> Vec<u8> {
+        let mut data = vec![0, 0];
+        for field in [1, 7200, 1800, 86400, minimum] {
+            data.extend_from_slice(&u32::to_be_bytes(field));
+        }
+        data
     }
 
     #[test]
@@ -178,10 +224,10 @@ mod tests {
         );
         assert_eq!(
             q.answer(&r),
-            Ok(Some(Answer::Addresses(vec![
-                "10.0.0.1".parse().unwrap(),
-                "10.0.0.2".parse().unwrap()
-            ])))
+            Ok(Some(Answer::Addresses(
+                vec!["10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap()],
+                30
+            )))
         );
         let q6 = question(8, "web", AAAA);
         let mut v6 = [0u8; 16];
@@ -189,7 +235,7 @@ mod tests {
         let r = response(q6.wire(), 0, &[(28, &v6), (1, &[10, 0, 0, 1])]);
         assert_eq!(
             q6.answer(&r),
-            Ok(Some(Answer::Addresses(vec!["::1".parse().unwrap()])))
+            Ok(Some(Answer::Addresses(vec!["::1".parse().unwrap()], 30)))
         );
     }
 
@@ -197,8 +243,14 @@ mod tests {
     fn negative_and_failed_answers_are_told_apart() {
         let q = question(9, "missing", A);
         let w = q.wire();
-        assert_eq!(q.answer(&response(w, 3, &[])), Ok(Some(Answer::NoSuchName)));
-        assert_eq!(q.answer(&response(w, 0, &[])), Ok(Some(Answer::NoData)));
+        assert_eq!(
+            q.answer(&response(w, 3, &[])),
+            Ok(Some(Answer::NoSuchName(None)))
+        );
+        assert_eq!(
+            q.answer(&response(w, 0, &[])),
+            Ok(Some(Answer::NoData(None)))
+        );
         assert_eq!(q.answer(&response(w, 2, &[])), Ok(Some(Answer::Failed(2))));
         assert_eq!(q.answer(&response(w, 5, &[])), Ok(Some(Answer::Failed(5))));
         assert_eq!(q.answer(&response(w, TC, &[])), Ok(Some(Answer::Truncated)));
@@ -224,7 +276,7 @@ mod tests {
         let upper = question(10, "WEB", A);
         assert_eq!(
             q.answer(&response(upper.wire(), 0, &[])),
-            Ok(Some(Answer::NoData))
+            Ok(Some(Answer::NoData(None)))
         );
     }
 
@@ -234,11 +286,55 @@ mod tests {
         let mut chaos = response(q.wire(), 0, &[(1, &[10, 0, 0, 1])]);
         let class_at = chaos.len() - 4 - 2 - 4 - 2;
         chaos[class_at..class_at + 2].copy_from_slice(&[0, 3]);
-        assert_eq!(q.answer(&chaos), Ok(Some(Answer::NoData)));
+        assert_eq!(q.answer(&chaos), Ok(Some(Answer::NoData(None))));
         let mut v6 = [0u8; 16];
         v6[15] = 1;
         let r = response(q.wire(), 0, &[(28, &v6)]);
-        assert_eq!(q.answer(&r), Ok(Some(Answer::NoData)));
+        assert_eq!(q.answer(&r), Ok(Some(Answer::NoData(None))));
+    }
+
+    #[test]
+    fn the_lowest_ttl_of_the_chain_is_the_answers() {
+        let q = question(14, "web", A);
+        let cname = [3, b'w', b'w', b'w', 0xc0, 12];
+        let r = response_with(
+            q.wire(),
+            0,
+            &[
+                (CNAME, 7, &cname),
+                (1, 20, &[10, 0, 0, 1]),
+                (1, 9, &[10, 0, 0, 2]),
+            ],
+            &[],
+        );
+        let Ok(Some(Answer::Addresses(ips, ttl))) = q.answer(&r) else {
+            panic!("no addresses in {r:?}");
+        };
+        assert_eq!((ips.len(), ttl), (2, 7));
+        let r = response_with(q.wire(), 0, &[(1, 0, &[10, 0, 0, 1])], &[]);
+        assert!(matches!(q.answer(&r), Ok(Some(Answer::Addresses(_, 0)))));
+    }
+
+    #[test]
+    fn a_negative_answer_lasts_the_soa_minimum_or_its_ttl_if_lower() {
+        let q = question(15, "missing", A);
+        let w = q.wire();
+        let cases = [
+            (3, 60, 5, Answer::NoSuchName(Some(5))),
+            (3, 2, 5, Answer::NoSuchName(Some(2))),
+            (0, 30, 30, Answer::NoData(Some(30))),
+            (0, 0, 30, Answer::NoData(Some(0))),
+        ];
+        for (flags, ttl, minimum, expected) in cases {
+            let soa = soa(minimum);
+            let r = response_with(w, flags, &[], &[(SOA, ttl, &soa)]);
+            assert_eq!(q.answer(&r), Ok(Some(expected)));
+        }
+        // An authority section that cannot be read leaves the answer negative, only not kept.
+        let soa = soa(5);
+        let mut r = response_with(w, 3, &[], &[(SOA, 60, &soa)]);
+        r.truncate(r.len() - 2);
+        assert_eq!(q.answer(&r), Ok(Some(Answer::NoSuchName(None))));
     }
 
     #[test]

@@ -1,12 +1,20 @@
 //! Names as in a pod: readygate runs in private namespaces where `/etc/resolv.conf` has the
-//! cluster's search list with `ndots:5` and dnsmasq on 127.0.0.1:53 answers Service names;
-//! `/etc/hosts` is a temp file too. Names are resolved afresh on every attempt.
+//! cluster's search list with `ndots:5` and dnsmasq on 127.0.0.1:53 answers Service names (or a
+//! small responder that counts queries); `/etc/hosts` is a temp file too. Both files are read
+//! at every lookup; DNS answers are kept for their TTL.
 
-use std::time::Duration;
+use std::collections::HashSet;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::{Duration, Instant};
 
+use crate::support::dns::{Responder, Zone};
 use crate::support::nginx::Nginx;
 use crate::support::pod::Pod;
 use crate::support::run::{finish, RunExt};
+
+/// Record types as numbers.
+const A: u16 = 1;
+const AAAA: u16 = 28;
 
 const HOSTS: &str = "127.0.0.1 localhost\n::1 localhost\n";
 
@@ -146,24 +154,252 @@ fn a_service_created_while_waiting_is_seen() {
 }
 
 #[test]
-fn a_changed_address_is_seen_despite_its_ttl() {
-    let mut pod = Pod::new(HOSTS);
-    // First the name points where nothing listens, with a 30 s TTL; then it is moved.
-    pod.start_dns(&[("moved.default.svc.cluster.local", "127.0.0.2")]);
-    let _web = web(&pod);
-    let (mut child, started) = pod
-        .readygate(["wait", "--timeout", "30s", "tcp://moved:80"])
-        .spawn_captured();
-    std::thread::sleep(Duration::from_millis(800));
-    assert!(
-        child.try_wait().unwrap().is_none(),
-        "ready at the old address"
+fn a_changed_address_is_seen_once_its_ttl_runs_out() {
+    let pod = Pod::new(HOSTS);
+    // First the name points where nothing listens, with a 2 s TTL; then it is moved.
+    let name = "moved.default.svc.cluster.local";
+    let zone = |ip: [u8; 4]| Zone {
+        records: vec![(name.into(), Ipv4Addr::from(ip))],
+        ttl: 2,
+        negative_ttl: Some(5),
+        silent: false,
+    };
+    let dns = Responder::start(
+        &pod.net_namespace(),
+        "127.0.0.1:53".parse().unwrap(),
+        zone([127, 0, 0, 2]),
     );
-    pod.stop_dns();
-    pod.start_dns(&[("moved.default.svc.cluster.local", "127.0.0.1")]);
-    finish(child, started)
+    let _web = web(&pod);
+    let (child, started) = pod
+        .readygate([
+            "wait",
+            "--timeout",
+            "30s",
+            "--interval",
+            "20ms",
+            "--max-interval",
+            "50ms",
+            "tcp://moved:80",
+        ])
+        .spawn_captured();
+    wait_for(|| dns.count(name, A) >= 1);
+    dns.set_zone(zone([127, 0, 0, 1]));
+    let outcome = finish(child, started);
+    outcome
         .expect_code(0)
-        .expect_faster_than(Duration::from_secs(15));
+        .expect_faster_than(Duration::from_secs(15))
+        // Seen only when the old answer expired, not at the next attempt.
+        .expect_slower_than(Duration::from_millis(1900));
+    assert_eq!(dns.count(name, A), 2, "{:?}", dns.queries());
+}
+
+/// A pod whose resolv.conf points at a [`Responder`] serving `zone` on 127.0.0.1:53.
+fn counted(zone: Zone) -> (Pod, Responder) {
+    let pod = Pod::new(HOSTS);
+    let dns = Responder::start(&pod.net_namespace(), "127.0.0.1:53".parse().unwrap(), zone);
+    (pod, dns)
+}
+
+/// Waits (up to 20 s) until `done` holds.
+#[track_caller]
+fn wait_for(mut done: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "waited 20 s in vain"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `wait` on `target` for `timeout`, retrying every 20-50 ms; returns how many attempts it made.
+fn poll(pod: &Pod, timeout: &str, target: &str) -> usize {
+    let outcome = pod
+        .readygate([
+            "wait",
+            "-v",
+            "--timeout",
+            timeout,
+            "--interval",
+            "20ms",
+            "--max-interval",
+            "50ms",
+            target,
+        ])
+        .outcome();
+    outcome.expect_code(1);
+    outcome.stderr.matches(": attempt ").count()
+}
+
+#[test]
+fn answers_are_kept_for_their_ttl() {
+    // `db` resolves to an address where nothing listens; A has TTL 2 s, AAAA is NODATA with an
+    // SOA of 5 s: over 3 s of attempts every 20-50 ms, A is asked twice and AAAA once.
+    let name = "db.default.svc.cluster.local";
+    let (pod, dns) = counted(Zone {
+        records: vec![(name.into(), Ipv4Addr::new(127, 0, 0, 2))],
+        ttl: 2,
+        negative_ttl: Some(5),
+        silent: false,
+    });
+    let attempts = poll(&pod, "3s", "tcp://db:80");
+    assert!(attempts >= 15, "{attempts} attempts: too few to tell");
+    assert_eq!(dns.count(name, A), 2, "{:?}", dns.queries());
+    assert_eq!(dns.count(name, AAAA), 1, "{:?}", dns.queries());
+    assert_eq!(dns.queries().len(), 3, "only the first candidate is asked");
+}
+
+#[test]
+fn a_missing_name_is_kept_for_the_soa_ttl_and_only_with_one() {
+    // Each of the four names the search list makes is NXDOMAIN with an SOA of 1 s: over 2.5 s
+    // each is asked about three times per type, not once per attempt.
+    let (pod, dns) = counted(Zone {
+        negative_ttl: Some(1),
+        ..Zone::default()
+    });
+    let attempts = poll(&pod, "2500ms", "tcp://missing:80");
+    assert!(attempts >= 15, "{attempts} attempts: too few to tell");
+    for name in ["missing.default.svc.cluster.local", "missing"] {
+        for qtype in [A, AAAA] {
+            let count = dns.count(name, qtype);
+            assert!((2..=4).contains(&count), "{name} {qtype}: {count} queries");
+        }
+    }
+    // Without an SOA a negative answer is not kept (RFC 2308), nor is a TTL of 0.
+    for zone in [
+        Zone::default(),
+        Zone {
+            records: vec![(
+                "db.default.svc.cluster.local".into(),
+                Ipv4Addr::new(127, 0, 0, 2),
+            )],
+            ttl: 0,
+            negative_ttl: Some(0),
+            silent: false,
+        },
+    ] {
+        let (pod, dns) = counted(zone.clone());
+        let attempts = poll(&pod, "1s", "tcp://db:80");
+        let count = dns.count("db.default.svc.cluster.local", A);
+        assert_eq!(count, attempts, "{zone:?}: one query per attempt");
+    }
+}
+
+#[test]
+fn a_and_aaaa_of_one_lookup_share_one_socket() {
+    let (pod, dns) = counted(Zone {
+        negative_ttl: Some(5),
+        ..Zone::default()
+    });
+    pod.readygate(["probe", "tcp://missing:80"])
+        .outcome()
+        .expect_code(1)
+        .expect_stdout("no such host missing");
+    let queries = dns.queries();
+    assert_eq!(queries.len(), 8, "four names, two types: {queries:?}");
+    let ports: HashSet<SocketAddr> = queries.iter().map(|q| q.from).collect();
+    assert_eq!(ports.len(), 1, "one source port: {queries:?}");
+}
+
+/// A pod's resolv.conf naming a dead nameserver (127.0.0.53, which drops every query) before
+/// a good one, with a 1 s timeout per server.
+const DEAD_FIRST: &str = "nameserver 127.0.0.53
+nameserver 127.0.0.1
+search default.svc.cluster.local svc.cluster.local cluster.local
+options ndots:5 timeout:1
+";
+
+#[test]
+fn a_dead_first_nameserver_is_passed_over_across_attempts() {
+    let pod = Pod::with_resolv_conf(HOSTS, DEAD_FIRST);
+    let netns = pod.net_namespace();
+    let dead = Responder::start(
+        &netns,
+        "127.0.0.53:53".parse().unwrap(),
+        Zone {
+            silent: true,
+            ..Zone::default()
+        },
+    );
+    let good = Responder::start(
+        &netns,
+        "127.0.0.1:53".parse().unwrap(),
+        Zone {
+            records: vec![("web.default.svc.cluster.local".into(), Ipv4Addr::LOCALHOST)],
+            ttl: 5,
+            negative_ttl: Some(5),
+            silent: false,
+        },
+    );
+    let _web = web(&pod);
+    // Each attempt ends before the dead server's 1 s is up: only by remembering it across
+    // attempts does a lookup reach the good one.
+    let outcome = pod
+        .readygate([
+            "wait",
+            "-v",
+            "--timeout",
+            "10s",
+            "--attempt-timeout",
+            "500ms",
+            "http://web/",
+        ])
+        .outcome();
+    outcome
+        .expect_code(0)
+        .expect_faster_than(Duration::from_secs(5))
+        .expect_stderr("cannot resolve web (DNS: 127.0.0.53:53 timed out)");
+    assert!(
+        !dead.queries().is_empty(),
+        "the dead server was never asked"
+    );
+    assert!(dead.queries().len() <= 2, "{:?}", dead.queries());
+    assert!(!good.queries().is_empty());
+}
+
+#[test]
+fn dns_trouble_is_the_reason_not_a_bare_timeout() {
+    let pod = Pod::with_resolv_conf(
+        HOSTS,
+        DEAD_FIRST.replace("nameserver 127.0.0.1\n", "").as_str(),
+    );
+    let _dead = Responder::start(
+        &pod.net_namespace(),
+        "127.0.0.53:53".parse().unwrap(),
+        Zone {
+            silent: true,
+            ..Zone::default()
+        },
+    );
+    pod.readygate(["probe", "--timeout", "700ms", "tcp://web:80"])
+        .outcome()
+        .expect_code(1)
+        .expect_stdout("tcp://web:80: cannot resolve web (DNS: 127.0.0.53:53 timed out)")
+        .expect_faster_than(Duration::from_secs(3));
+}
+
+#[test]
+fn hosts_and_resolv_conf_that_are_not_regular_files_are_ignored() {
+    let mut pod = Pod::new(HOSTS);
+    pod.start_dns(&[("web.default.svc.cluster.local", "127.0.0.1")]);
+    let _nginx = web(&pod);
+    // A FIFO with no writer would block a reader forever; /dev/zero never ends.
+    pod.sh(
+        "mkfifo /tmp/readygate-fifo-$$ && mount --bind /tmp/readygate-fifo-$$ /etc/hosts && \
+            rm /tmp/readygate-fifo-$$ && mount --bind /dev/zero /etc/resolv.conf",
+    );
+    // localhost needs neither file; `web` falls back to the defaults (127.0.0.1, no search
+    // list), where dnsmasq says it does not exist.
+    pod.readygate(["probe", "--timeout", "2s", "http://localhost/"])
+        .outcome()
+        .expect_code(0)
+        .expect_faster_than(Duration::from_secs(2));
+    pod.readygate(["probe", "--timeout", "2s", "http://web/"])
+        .outcome()
+        .expect_code(1)
+        .expect_stdout("no such host web")
+        .expect_faster_than(Duration::from_secs(2));
 }
 
 #[test]
@@ -191,6 +427,6 @@ fn no_dns_server_is_named_as_the_reason() {
     let outcome = pod.readygate(["probe", "tcp://web:80"]).outcome();
     outcome
         .expect_code(1)
-        .expect_stdout("no such host web (DNS: 127.0.0.1:53: connection refused)")
+        .expect_stdout("cannot resolve web (DNS: 127.0.0.1:53: connection refused)")
         .expect_faster_than(std::time::Duration::from_secs(1));
 }

@@ -5,6 +5,7 @@
 pub mod certs;
 pub mod daemon;
 pub mod deps;
+pub mod dns;
 pub mod etcd;
 pub mod events;
 pub mod grpc;

@@ -37,13 +37,19 @@ impl Pod {
     /// New namespaces with loopback up, [`RESOLV_CONF`] and `hosts` in place.
     #[track_caller]
     pub fn new(hosts: &str) -> Pod {
+        Pod::with_resolv_conf(hosts, RESOLV_CONF)
+    }
+
+    /// New namespaces with loopback up, `resolv_conf` and `hosts` in place.
+    #[track_caller]
+    pub fn with_resolv_conf(hosts: &str, resolv_conf_text: &str) -> Pod {
         let unshare = require("unshare");
         require("nsenter");
         require("ip");
         let dir = TempDir::new();
         let resolv_conf = dir.join("resolv.conf");
         let hosts_path = dir.join("hosts");
-        std::fs::write(&resolv_conf, RESOLV_CONF).expect("write resolv.conf");
+        std::fs::write(&resolv_conf, resolv_conf_text).expect("write resolv.conf");
         std::fs::write(&hosts_path, hosts).expect("write hosts");
         let up = dir.join("up");
         let script = format!(
@@ -64,6 +70,19 @@ impl Pod {
             holder,
             dir,
         }
+    }
+
+    /// The pod's network namespace, as a path to open for `setns`.
+    pub fn net_namespace(&self) -> PathBuf {
+        PathBuf::from(format!("/proc/{}/ns/net", self.holder.pid()))
+    }
+
+    /// Runs a shell script inside the pod's namespaces, failing the test if it fails.
+    #[track_caller]
+    pub fn sh(&self, script: &str) {
+        let mut command = Command::new("sh");
+        command.args(["-c", script]);
+        super::daemon::run_ok(&mut self.enter(&command));
     }
 
     /// `command`, to be run inside the pod's namespaces (through `nsenter`).
