@@ -82,7 +82,7 @@ fn a_missing_name_is_not_ready_and_named() {
     let outcome = pod.readygate(["probe", "http://missing/"]).outcome();
     outcome.expect_code(1);
     assert_eq!(outcome.stdout, "http://missing/: no such host missing\n");
-    pod.readygate(["wait", "--timeout", "500ms", "tcp://missing.other:80"])
+    pod.readygate(["wait", "--timeout", "3s", "tcp://missing.other:80"])
         .outcome()
         .expect_code(1)
         .expect_stderr("no such host missing.other");
