@@ -1,0 +1,471 @@
+//! A pod in real containers: played by `podman kube play`, or driven in the order the kubelet
+//! starts one where podman cannot play the manifest (podman rejects init containers with
+//! probes or hooks, and has no Jobs): init containers one at a time, each to its end; a
+//! built-in sidecar started, its postStart hook run and its startupProbe exec'd every
+//! periodSeconds until it passes, before anything after it starts; regular containers in
+//! order, each postStart hook run to its end before the next one starts. Every pod gets its
+//! own network namespace with loopback only (`--network none`). Each step goes on a timeline
+//! that the tests check and print.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::images;
+use crate::manifest::{Container, Manifest, Probe};
+use crate::sandbox::{podman, podman_ok, run_within, sandbox, Finished, PODMAN_LIMIT};
+
+/// The kind of node the pod lands on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kubelet {
+    /// 1.29+: an init container with `restartPolicy: Always` is a built-in sidecar.
+    BuiltInSidecars,
+    /// Before 1.28: an init container's `restartPolicy` and `startupProbe` are ignored, so it
+    /// runs once to its end like any init container.
+    NoBuiltInSidecars,
+}
+
+/// How long an init container may take to finish.
+const INIT_LIMIT: Duration = Duration::from_secs(60);
+
+/// Something to do once, at the first failed startupProbe attempt.
+type OnFailedProbe = Box<dyn FnOnce(&mut Pod)>;
+
+/// A pod of one manifest; removed with its volumes when dropped.
+pub struct Pod {
+    pub name: String,
+    manifest: Manifest,
+    started: Instant,
+    /// Each step with the seconds since the pod was made.
+    timeline: Vec<(f64, String)>,
+    /// Containers started that the manifest does not name (services outside the pod).
+    extras: Vec<String>,
+    hosts: Option<PathBuf>,
+    on_first_failed_probe: Option<OnFailedProbe>,
+}
+
+impl Pod {
+    /// An empty pod for `manifest`, named `NAME-SUFFIX`, with its emptyDir volumes.
+    pub fn new(manifest: &Manifest, suffix: &str) -> Pod {
+        provide_images(manifest);
+        let pod = Pod::bare(&format!("{}-{suffix}", manifest.name), manifest);
+        for volume in &manifest.empty_dirs {
+            let volume = pod.volume(volume);
+            let _ = podman(&["volume", "rm", "--force", &volume]);
+            podman_ok(&["volume", "create", &volume]);
+        }
+        pod
+    }
+
+    /// Creates the pod itself, after removing any leftover of the same name.
+    fn bare(name: &str, manifest: &Manifest) -> Pod {
+        let _ = podman(&["pod", "rm", "--force", "--time", "0", name]);
+        podman_ok(&["pod", "create", "--name", name, "--network", "none"]);
+        Pod {
+            name: name.to_string(),
+            manifest: manifest.clone(),
+            started: Instant::now(),
+            timeline: Vec::new(),
+            extras: Vec::new(),
+            hosts: None,
+            on_first_failed_probe: None,
+        }
+    }
+
+    /// A pod with no manifest, for the image's own cases.
+    pub fn empty(name: &str) -> Pod {
+        images::built();
+        let manifest = Manifest {
+            file: "(no manifest)".into(),
+            text: String::new(),
+            kind: "Pod".into(),
+            name: name.into(),
+            init_containers: Vec::new(),
+            containers: Vec::new(),
+            empty_dirs: Vec::new(),
+        };
+        Pod::bare(name, &manifest)
+    }
+
+    /// Plays `manifest` with `podman kube play`, adding `restartPolicy: OnFailure` (with the
+    /// default, Always, podman restarts an init container once it has finished).
+    pub fn play(manifest: &Manifest) -> Pod {
+        assert_eq!(
+            manifest.kind, "Pod",
+            "{}: only Pods can be played",
+            manifest.file
+        );
+        provide_images(manifest);
+        let spec_lines = manifest.text.lines().filter(|l| *l == "spec:").count();
+        assert_eq!(
+            spec_lines, 1,
+            "{}: one top-level spec expected",
+            manifest.file
+        );
+        let text = manifest
+            .text
+            .replacen("\nspec:\n", "\nspec:\n  restartPolicy: OnFailure\n", 1);
+        let path = sandbox().join(&manifest.file);
+        std::fs::write(&path, text).unwrap();
+        let _ = podman(&["pod", "rm", "--force", "--time", "0", &manifest.name]);
+        let mut pod = Pod {
+            name: manifest.name.clone(),
+            manifest: manifest.clone(),
+            started: Instant::now(),
+            timeline: Vec::new(),
+            extras: Vec::new(),
+            hosts: None,
+            on_first_failed_probe: None,
+        };
+        let played = podman(&["kube", "play", "--network", "none", path.to_str().unwrap()]);
+        pod.step(format!("podman kube play: exit {}", played.code));
+        if played.code != 0 {
+            pod.fail(&format!("podman kube play failed:\n{}", played.output()));
+        }
+        pod
+    }
+
+    /// Makes `names` resolve to 127.0.0.1 in the manifest's containers (an /etc/hosts mounted
+    /// over podman's): the pod's stand-in for a Service outside it.
+    pub fn resolve_to_loopback(&mut self, names: &[&str]) {
+        let path = sandbox().join(format!("{}.hosts", self.name));
+        let mut hosts = String::from("127.0.0.1\tlocalhost\n::1\tlocalhost\n");
+        for name in names {
+            writeln!(hosts, "127.0.0.1\t{name}").unwrap();
+        }
+        std::fs::write(&path, hosts).unwrap();
+        self.hosts = Some(path);
+    }
+
+    /// Runs `then` once, right after the first startupProbe attempt that fails.
+    pub fn on_first_failed_probe(&mut self, then: impl FnOnce(&mut Pod) + 'static) {
+        self.on_first_failed_probe = Some(Box::new(then));
+    }
+
+    /// Starts a container the manifest does not name, in the pod's network (a service that
+    /// would be elsewhere in a cluster): `run_args` are `podman run`'s, from the options on.
+    pub fn start_extra(&mut self, name: &str, run_args: &[&str]) {
+        let container = self.container(name);
+        let mut command = vec!["run", "--detach", "--pod", &self.name, "--name", &container];
+        command.extend(run_args);
+        podman_ok(&command);
+        self.extras.push(name.to_string());
+        self.step(format!("start {name} (not in the manifest)"));
+    }
+
+    /// Starts the pod as the kubelet does; returns once the last container has started.
+    pub fn drive(&mut self, kubelet: Kubelet) {
+        let manifest = self.manifest.clone();
+        for init in &manifest.init_containers {
+            let sidecar = init.sidecar && kubelet == Kubelet::BuiltInSidecars;
+            self.create(init, sidecar);
+            self.start(&init.name);
+            if !sidecar {
+                let code = self.wait_exit(&init.name, INIT_LIMIT);
+                if code != 0 {
+                    self.fail(&format!("init container {} failed", init.name));
+                }
+                continue;
+            }
+            if let Some(hook) = &init.post_start {
+                self.post_start(&init.name, hook);
+            }
+            if let Some(probe) = &init.startup_probe {
+                self.probe_until_started(&init.name, probe);
+            }
+        }
+        for container in &manifest.containers {
+            self.create(container, false);
+            self.start(&container.name);
+            if let Some(hook) = &container.post_start {
+                self.post_start(&container.name, hook);
+            }
+        }
+    }
+
+    /// A Job's end: waits for every regular container to exit, then (built-in sidecars) stops
+    /// the sidecars as the kubelet does. Returns each regular container's exit status.
+    pub fn complete_job(&mut self, kubelet: Kubelet, limit: Duration) -> Vec<(String, i32)> {
+        let manifest = self.manifest.clone();
+        let codes = manifest
+            .containers
+            .iter()
+            .map(|c| (c.name.clone(), self.wait_exit(&c.name, limit)))
+            .collect();
+        if kubelet == Kubelet::BuiltInSidecars {
+            for sidecar in manifest.init_containers.iter().filter(|c| c.sidecar) {
+                podman_ok(&["stop", "--time", "5", &self.container(&sidecar.name)]);
+                self.step(format!(
+                    "stop {} (the Job's containers are done)",
+                    sidecar.name
+                ));
+            }
+        }
+        codes
+    }
+
+    fn create(&mut self, c: &Container, sidecar: bool) {
+        let name = self.container(&c.name);
+        let mut args: Vec<String> = ["create", "--pod", &self.name, "--name", &name]
+            .map(String::from)
+            .to_vec();
+        if sidecar {
+            // restartPolicy: Always, as the kubelet restarts a built-in sidecar.
+            args.extend(["--restart".into(), "always".into()]);
+        }
+        for mount in &c.mounts {
+            let ro = if mount.read_only { ":ro" } else { "" };
+            args.push("--volume".into());
+            args.push(format!("{}:{}{ro}", self.volume(&mount.volume), mount.path));
+        }
+        if let Some(hosts) = &self.hosts {
+            args.push("--volume".into());
+            args.push(format!("{}:/etc/hosts:ro", hosts.display()));
+        }
+        for (key, value) in &c.env {
+            args.push("--env".into());
+            args.push(format!("{key}={value}"));
+        }
+        if !c.command.is_empty() {
+            // `command` replaces the image's ENTRYPOINT and drops its CMD, as in Kubernetes.
+            args.push("--entrypoint".into());
+            args.push(json_array(&c.command));
+        }
+        args.push(c.image.clone());
+        args.extend(c.args.iter().cloned());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        podman_ok(&args);
+    }
+
+    fn start(&mut self, name: &str) {
+        podman_ok(&["start", &self.container(name)]);
+        self.step(format!("start {name}"));
+    }
+
+    fn post_start(&mut self, name: &str, hook: &[String]) {
+        let run = self.exec(name, hook, Duration::from_secs(120));
+        self.step(format!(
+            "postStart {name}: exit {}{}",
+            run.code,
+            last_line(&run)
+        ));
+        if run.code != 0 {
+            self.fail(&format!("the postStart hook of {name} failed"));
+        }
+    }
+
+    fn probe_until_started(&mut self, name: &str, probe: &Probe) {
+        for _ in 0..probe.failure_threshold {
+            let run = self.exec(name, &probe.command, Duration::from_secs(30));
+            self.step(format!(
+                "startupProbe {name}: exit {}{}",
+                run.code,
+                last_line(&run)
+            ));
+            if run.code == 0 {
+                return;
+            }
+            if let Some(then) = self.on_first_failed_probe.take() {
+                then(self);
+            }
+            // The kubelet's probe period: this paces the probe, it synchronises nothing.
+            thread::sleep(probe.period);
+        }
+        self.fail(&format!("the startupProbe of {name} never passed"));
+    }
+
+    /// `podman exec` in one of the pod's containers, as the kubelet runs probes and hooks.
+    pub fn exec(&self, name: &str, argv: &[String], limit: Duration) -> Finished {
+        let container = self.container(name);
+        let mut args = vec!["exec", container.as_str()];
+        args.extend(argv.iter().map(String::as_str));
+        run_within("podman", &args, limit).unwrap_or_else(|| {
+            self.fail(&format!(
+                "`podman {}` took more than {limit:?}",
+                args.join(" ")
+            ))
+        })
+    }
+
+    /// Waits for a container to exit and returns its status.
+    pub fn wait_exit(&mut self, name: &str, limit: Duration) -> i32 {
+        let container = self.container(name);
+        let Some(waited) = run_within("podman", &["wait", &container], limit) else {
+            self.fail(&format!("{name} did not exit within {limit:?}"))
+        };
+        let code = waited
+            .stdout
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| self.fail(&format!("podman wait {name}: {}", waited.output())));
+        self.step(format!("exit {name}: {code}"));
+        code
+    }
+
+    /// Waits until a container's log holds `text`, notes that line, and returns the log.
+    pub fn wait_for_log(&mut self, name: &str, text: &str, limit: Duration) -> String {
+        let deadline = Instant::now() + limit;
+        loop {
+            let log = self.logs(name);
+            if let Some(line) = log.lines().find(|line| line.contains(text)) {
+                self.step(format!("log {name}: {}", line.trim()));
+                return log;
+            }
+            if Instant::now() > deadline {
+                self.fail(&format!("{name} did not log {text:?} within {limit:?}"));
+            }
+            thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// A container's output so far, stdout and stderr.
+    pub fn logs(&self, name: &str) -> String {
+        podman(&["logs", &self.container(name)]).output()
+    }
+
+    /// A container's state: `running`, `exited`, ... and its restart count.
+    pub fn state(&self, name: &str) -> (String, u32) {
+        let format = "{{.State.Status}} {{.RestartCount}}";
+        let out = podman_ok(&["inspect", "--format", format, &self.container(name)]);
+        let (status, restarts) = out.split_once(' ').unwrap_or((&out, "0"));
+        (status.to_string(), restarts.parse().unwrap_or(0))
+    }
+
+    /// A file in one of the pod's emptyDir volumes, read from the host.
+    pub fn volume_file(&self, volume: &str, path: &str) -> Option<String> {
+        let format = "{{.Mountpoint}}";
+        let mountpoint = podman_ok(&[
+            "volume",
+            "inspect",
+            "--format",
+            format,
+            &self.volume(volume),
+        ]);
+        std::fs::read_to_string(PathBuf::from(mountpoint).join(path)).ok()
+    }
+
+    /// Notes a step on the timeline.
+    pub fn step(&mut self, what: String) {
+        self.timeline
+            .push((self.started.elapsed().as_secs_f64(), what));
+    }
+
+    /// The timeline's index of the first step that starts with `prefix`.
+    pub fn position(&self, prefix: &str) -> usize {
+        self.timeline
+            .iter()
+            .position(|(_, step)| step.starts_with(prefix))
+            .unwrap_or_else(|| self.fail(&format!("no step {prefix:?} on the timeline")))
+    }
+
+    /// The timeline's steps that start with `prefix`.
+    pub fn steps(&self, prefix: &str) -> Vec<&str> {
+        self.timeline
+            .iter()
+            .map(|(_, step)| step.as_str())
+            .filter(|step| step.starts_with(prefix))
+            .collect()
+    }
+
+    /// Asserts that step `first` came before step `then`.
+    pub fn assert_before(&self, first: &str, then: &str) {
+        if self.position(first) >= self.position(then) {
+            self.fail(&format!("{first:?} should come before {then:?}"));
+        }
+    }
+
+    /// Prints what happened, for the test's output.
+    pub fn print_timeline(&self) {
+        println!("  {} ({}):", self.name, self.manifest.file);
+        for (at, step) in &self.timeline {
+            println!("    {at:6.2}s {step}");
+        }
+    }
+
+    /// Fails the test with the timeline and every container's state and log.
+    pub fn fail(&self, why: &str) -> ! {
+        let mut report = format!("{}: {why}\ntimeline:\n", self.manifest.file);
+        for (at, step) in &self.timeline {
+            writeln!(report, "  {at:6.2}s {step}").unwrap();
+        }
+        let names = self
+            .manifest
+            .init_containers
+            .iter()
+            .chain(&self.manifest.containers)
+            .map(|c| c.name.clone())
+            .chain(self.extras.iter().cloned());
+        for name in names {
+            let container = self.container(&name);
+            let state = podman(&[
+                "inspect",
+                "--format",
+                "{{.State.Status}} {{.State.ExitCode}}",
+                &container,
+            ]);
+            writeln!(report, "--- {name}: {}", state.output().trim()).unwrap();
+            report.push_str(&self.logs(&name));
+        }
+        panic!("{report}");
+    }
+
+    fn container(&self, name: &str) -> String {
+        format!("{}-{name}", self.name)
+    }
+
+    fn volume(&self, name: &str) -> String {
+        format!("{}-{name}", self.name)
+    }
+}
+
+impl Drop for Pod {
+    fn drop(&mut self) {
+        let _ = run_within(
+            "podman",
+            &["pod", "rm", "--force", "--time", "0", &self.name],
+            PODMAN_LIMIT,
+        );
+        for volume in &self.manifest.empty_dirs {
+            let volume = self.volume(volume);
+            let _ = run_within(
+                "podman",
+                &["volume", "rm", "--force", &volume],
+                PODMAN_LIMIT,
+            );
+        }
+    }
+}
+
+/// Tags a stand-in (or readygate's image) under every image name the manifest uses.
+fn provide_images(manifest: &Manifest) {
+    for container in manifest.init_containers.iter().chain(&manifest.containers) {
+        images::provide(&container.image);
+    }
+}
+
+/// `podman --entrypoint` takes a JSON array for an argv.
+fn json_array(items: &[String]) -> String {
+    let quoted: Vec<String> = items
+        .iter()
+        .map(|item| {
+            let escaped = item.replace('\\', "\\\\").replace('"', "\\\"");
+            format!("\"{escaped}\"")
+        })
+        .collect();
+    format!("[{}]", quoted.join(","))
+}
+
+/// ": LAST LINE" of a command's stdout, else of its stderr, if any: a probe's reason, a hook's
+/// last log line.
+fn last_line(run: &Finished) -> String {
+    let last = |text: &str| {
+        text.lines()
+            .rev()
+            .find(|line| !line.trim().is_empty())
+            .map(|line| format!(": {}", line.trim()))
+    };
+    last(&run.stdout)
+        .or_else(|| last(&run.stderr))
+        .unwrap_or_default()
+}
