@@ -380,3 +380,35 @@ fn outside_a_pod_is_a_usage_error_that_says_so() {
         .expect_code(2)
         .expect_stderr("there is no service account token at");
 }
+
+#[test]
+fn a_one_shot_k8s_probe_costs_about_what_an_https_probe_to_the_same_server_does() {
+    let api = server();
+    api.put(kube::job(OWN_NAMESPACE, "migrate", JobState::Complete));
+    let ca = api.account_dir().join("ca.crt");
+    let url = format!(
+        "https://{}/apis/batch/v1/namespaces/shop/jobs/migrate",
+        api.addr
+    );
+    let bearer = format!("Authorization: Bearer {TOKEN}");
+    let https = || {
+        let mut command = readygate(["probe", "--cacert", ca.to_str().unwrap()]);
+        command.args(["-H", &bearer, &url]);
+        command
+    };
+    let k8s = || api.readygate(["probe", "k8s://job/migrate"]);
+    // Alternated, so that a busy moment of the machine costs both alike; medians.
+    let (mut https_times, mut k8s_times) = (Vec::new(), Vec::new());
+    for _ in 0..15 {
+        https_times.push(https().outcome().expect_code(0).elapsed);
+        k8s_times.push(k8s().outcome().expect_code(0).elapsed);
+    }
+    https_times.sort();
+    k8s_times.sort();
+    let (https_median, k8s_median) = (https_times[7], k8s_times[7]);
+    // A guard against gross regressions only (the goal, 2x, is measured on the release build).
+    assert!(
+        k8s_median < https_median * 4,
+        "k8s:// one-shot {k8s_median:?}, https:// one-shot {https_median:?}"
+    );
+}
