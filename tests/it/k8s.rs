@@ -412,3 +412,24 @@ fn a_one_shot_k8s_probe_costs_about_what_an_https_probe_to_the_same_server_does(
         "k8s:// one-shot {k8s_median:?}, https:// one-shot {https_median:?}"
     );
 }
+
+#[test]
+fn an_answer_past_the_cap_is_not_read_to_its_end() {
+    let api = server();
+    let mut job = kube::job(OWN_NAMESPACE, "migrate", JobState::Complete);
+    // 16 MiB: read whole, it would show in the memory the process peaked at.
+    job["metadata"]["annotations"] = json!({"padding": "x".repeat(16 << 20)});
+    api.put(job);
+    let out = crate::support::measure::measured(&mut api.readygate([
+        "probe",
+        "-t",
+        "20s",
+        "--attempt-timeout",
+        "20s",
+        "k8s://job/migrate",
+    ]));
+    out.outcome
+        .expect_code(1)
+        .expect_stdout("k8s://job/migrate: the API server's answer is over 4 MiB");
+    out.expect_memory_under(20);
+}

@@ -81,22 +81,28 @@ impl Cluster {
         })
     }
 
-    /// The bearer token as it is now. Never shown: the error names the file, not its content.
-    pub fn read_token(&self) -> Result<String, Reason> {
-        let path = self.token.display();
-        let mut text = String::new();
-        std::fs::File::open(&self.token)
-            .and_then(|file| file.take(MAX_TOKEN).read_to_string(&mut text))
-            .map_err(|e| format!("cannot read the token {path}: {}", describe_io(&e)))?;
-        let token = text.trim();
-        if token.is_empty() {
-            return Err(format!("the token {path} is empty"));
-        }
-        if !token.bytes().all(|b| b.is_ascii_graphic()) {
-            return Err(format!("the token {path} holds characters a token has not"));
-        }
-        Ok(token.to_string())
+    /// The bearer token as it is now, read off the runtime's thread (as a file check is: a
+    /// hung mount must not stall the deadline). Never shown: an error names the file only.
+    pub async fn read_token(&self) -> Result<String, Reason> {
+        let path = self.token.clone();
+        crate::check::offload::run(move || read_token(&path)).await?
     }
+}
+
+fn read_token(file: &Path) -> Result<String, Reason> {
+    let path = file.display();
+    let mut text = String::new();
+    std::fs::File::open(file)
+        .and_then(|file| file.take(MAX_TOKEN).read_to_string(&mut text))
+        .map_err(|e| format!("cannot read the token {path}: {}", describe_io(&e)))?;
+    let token = text.trim();
+    if token.is_empty() {
+        return Err(format!("the token {path} is empty"));
+    }
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(format!("the token {path} holds characters a token has not"));
+    }
+    Ok(token.to_string())
 }
 
 /// The pod's namespace as client-go's in-cluster config takes it: `POD_NAMESPACE`, else the

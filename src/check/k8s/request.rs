@@ -108,7 +108,7 @@ struct Status {
 
 /// Sends `query`: the answer's body when found, `None` when there is no such object (404).
 pub async fn get(cluster: &Cluster, query: &Query<'_>) -> Result<Option<Vec<u8>>, Reason> {
-    let token = cluster.read_token()?;
+    let token = cluster.read_token().await?;
     let request = request(cluster, &query.path(), &token)?;
     let stream: BoxedIo = Box::new(connect_tcp(&cluster.endpoint).await?);
     let trust = "not the one in the service account's ca.crt";
