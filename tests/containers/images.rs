@@ -16,12 +16,16 @@ pub const READYGATE: &str = "localhost/readygate-test/readygate:latest";
 pub const BUSYBOX: &str = "localhost/readygate-test/busybox:base";
 /// The aggregator that readiness-by-file.yaml waits for, outside the pod.
 pub const FLUENTD: &str = "localhost/readygate-test/fluentd:latest";
+/// The database and the cache that init-container-postgres-redis.yaml waits for.
+pub const POSTGRES: &str = "localhost/readygate-test/postgres:latest";
+pub const REDIS: &str = "localhost/readygate-test/redis:latest";
 
 /// Stand-in folders under `standins/`, by the repository a manifest names.
 const STAND_INS: &[(&str, &str)] = &[
     ("nginx", "nginx"),
     ("envoyproxy/envoy", "envoy"),
     ("postgres", "postgres"),
+    ("redis", "redis"),
     ("registry.example.com/app", "app"),
     ("fluent/fluent-bit", "fluent-bit"),
     ("fluentd", "fluentd"),

@@ -3,9 +3,12 @@
 //! probes or hooks, and has no Jobs): init containers one at a time, each to its end; a
 //! built-in sidecar started, its postStart hook run and its startupProbe exec'd every
 //! periodSeconds until it passes, before anything after it starts; regular containers in
-//! order, each postStart hook run to its end before the next one starts. Every pod gets its
-//! own network namespace with loopback only (`--network none`). Each step goes on a timeline
-//! that the tests check and print.
+//! order, each postStart hook run to its end before the next one starts. As the kubelet does,
+//! it gives containers their Secrets' values and expands `$(VAR)` in commands and arguments,
+//! and can mount a service account with the API server's address. Every pod gets its own
+//! network namespace with loopback only (`--network none`), or, to reach a stand-in API server,
+//! the host's (which serves on 127.0.0.1 only). Each step goes on a timeline that the tests
+//! check and print.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -13,7 +16,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::images;
-use crate::manifest::{Container, Manifest, Probe};
+use crate::manifest::{Container, EnvValue, Manifest, Probe};
 use crate::sandbox::{podman, podman_ok, run_within, sandbox, Finished, PODMAN_LIMIT};
 
 /// The kind of node the pod lands on.
@@ -29,8 +32,11 @@ pub enum Kubelet {
 /// How long an init container may take to finish.
 const INIT_LIMIT: Duration = Duration::from_secs(60);
 
-/// Something to do once, at the first failed startupProbe attempt.
-type OnFailedProbe = Box<dyn FnOnce(&mut Pod)>;
+/// Something to do once, when a given container holds the pod.
+type OnHeld = Box<dyn FnOnce(&mut Pod)>;
+
+/// Where the kubelet mounts a pod's service account.
+const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
 
 /// A pod of one manifest; removed with its volumes when dropped.
 pub struct Pod {
@@ -41,15 +47,25 @@ pub struct Pod {
     timeline: Vec<(f64, String)>,
     /// Containers started that the manifest does not name (services outside the pod).
     extras: Vec<String>,
-    hosts: Option<PathBuf>,
-    on_first_failed_probe: Option<OnFailedProbe>,
+    /// `(secret, key, value)`: the Secrets the pod's environment may name.
+    secrets: Vec<(String, String, String)>,
+    /// The service account folder and the API server's port on 127.0.0.1.
+    service_account: Option<(PathBuf, u16)>,
+    /// A container, and what to do when it first holds the pod.
+    when_held: Option<(String, OnHeld)>,
 }
 
 impl Pod {
-    /// An empty pod for `manifest`, named `NAME-SUFFIX`, with its emptyDir volumes.
+    /// An empty pod for `manifest`, named `NAME-SUFFIX`, with its emptyDir volumes, in a network
+    /// namespace of its own with loopback only.
     pub fn new(manifest: &Manifest, suffix: &str) -> Pod {
+        Pod::with_network(manifest, suffix, "none")
+    }
+
+    /// As `new`, in the host's network namespace (`host`) or a new one (`none`).
+    pub fn with_network(manifest: &Manifest, suffix: &str, network: &str) -> Pod {
         provide_images(manifest);
-        let pod = Pod::bare(&format!("{}-{suffix}", manifest.name), manifest);
+        let pod = Pod::bare(&format!("{}-{suffix}", manifest.name), manifest, network);
         for volume in &manifest.empty_dirs {
             let volume = pod.volume(volume);
             let _ = podman(&["volume", "rm", "--force", &volume]);
@@ -59,17 +75,22 @@ impl Pod {
     }
 
     /// Creates the pod itself, after removing any leftover of the same name.
-    fn bare(name: &str, manifest: &Manifest) -> Pod {
+    fn bare(name: &str, manifest: &Manifest, network: &str) -> Pod {
         let _ = podman(&["pod", "rm", "--force", "--time", "0", name]);
-        podman_ok(&["pod", "create", "--name", name, "--network", "none"]);
+        podman_ok(&["pod", "create", "--name", name, "--network", network]);
+        Pod::named(name, manifest)
+    }
+
+    fn named(name: &str, manifest: &Manifest) -> Pod {
         Pod {
             name: name.to_string(),
             manifest: manifest.clone(),
             started: Instant::now(),
             timeline: Vec::new(),
             extras: Vec::new(),
-            hosts: None,
-            on_first_failed_probe: None,
+            secrets: Vec::new(),
+            service_account: None,
+            when_held: None,
         }
     }
 
@@ -81,11 +102,12 @@ impl Pod {
             text: String::new(),
             kind: "Pod".into(),
             name: name.into(),
+            replicas: 1,
             init_containers: Vec::new(),
             containers: Vec::new(),
             empty_dirs: Vec::new(),
         };
-        Pod::bare(name, &manifest)
+        Pod::bare(name, &manifest, "none")
     }
 
     /// Plays `manifest` with `podman kube play`, adding `restartPolicy: OnFailure` (with the
@@ -109,15 +131,7 @@ impl Pod {
         let path = sandbox().join(&manifest.file);
         std::fs::write(&path, text).unwrap();
         let _ = podman(&["pod", "rm", "--force", "--time", "0", &manifest.name]);
-        let mut pod = Pod {
-            name: manifest.name.clone(),
-            manifest: manifest.clone(),
-            started: Instant::now(),
-            timeline: Vec::new(),
-            extras: Vec::new(),
-            hosts: None,
-            on_first_failed_probe: None,
-        };
+        let mut pod = Pod::named(&manifest.name, manifest);
         let played = podman(&["kube", "play", "--network", "none", path.to_str().unwrap()]);
         pod.step(format!("podman kube play: exit {}", played.code));
         if played.code != 0 {
@@ -126,21 +140,34 @@ impl Pod {
         pod
     }
 
-    /// Makes `names` resolve to 127.0.0.1 in the manifest's containers (an /etc/hosts mounted
-    /// over podman's): the pod's stand-in for a Service outside it.
-    pub fn resolve_to_loopback(&mut self, names: &[&str]) {
-        let path = sandbox().join(format!("{}.hosts", self.name));
-        let mut hosts = String::from("127.0.0.1\tlocalhost\n::1\tlocalhost\n");
-        for name in names {
-            writeln!(hosts, "127.0.0.1\t{name}").unwrap();
-        }
-        std::fs::write(&path, hosts).unwrap();
-        self.hosts = Some(path);
+    /// Gives the pod a Secret's key, for `valueFrom.secretKeyRef`.
+    pub fn secret(&mut self, secret: &str, key: &str, value: &str) {
+        self.secrets.push((secret.into(), key.into(), value.into()));
     }
 
-    /// Runs `then` once, right after the first startupProbe attempt that fails.
-    pub fn on_first_failed_probe(&mut self, then: impl FnOnce(&mut Pod) + 'static) {
-        self.on_first_failed_probe = Some(Box::new(then));
+    /// Mounts `dir` as the pod's service account and points `KUBERNETES_SERVICE_HOST` and
+    /// `_PORT` at 127.0.0.1:`port`, as the kubelet does for the cluster's API server.
+    pub fn service_account(&mut self, dir: PathBuf, port: u16) {
+        self.service_account = Some((dir, port));
+    }
+
+    /// Runs `then` once, when `container` first holds the pod: its startupProbe fails, or, an
+    /// init container, it is still running once started. The driver fails if it never does.
+    pub fn when_held(&mut self, container: &str, then: impl FnOnce(&mut Pod) + 'static) {
+        self.when_held = Some((container.into(), Box::new(then)));
+    }
+
+    /// Runs the `when_held` action if `container` is the one it waits for.
+    fn held(&mut self, container: &str) {
+        if self
+            .when_held
+            .as_ref()
+            .is_some_and(|(name, _)| name == container)
+        {
+            let (_, then) = self.when_held.take().unwrap();
+            self.step(format!("{container} holds the pod"));
+            then(self);
+        }
     }
 
     /// Starts a container the manifest does not name, in the pod's network (a service that
@@ -162,6 +189,16 @@ impl Pod {
             self.create(init, sidecar);
             self.start(&init.name);
             if !sidecar {
+                if self
+                    .when_held
+                    .as_ref()
+                    .is_some_and(|(name, _)| *name == init.name)
+                {
+                    if self.state(&init.name).0 != "running" {
+                        self.fail(&format!("{} ended at once: it held nothing", init.name));
+                    }
+                    self.held(&init.name);
+                }
                 let code = self.wait_exit(&init.name, INIT_LIMIT);
                 if code != 0 {
                     self.fail(&format!("init container {} failed", init.name));
@@ -181,6 +218,9 @@ impl Pod {
             if let Some(hook) = &container.post_start {
                 self.post_start(&container.name, hook);
             }
+        }
+        if let Some((name, _)) = &self.when_held {
+            self.fail(&format!("{name} never held the pod"));
         }
     }
 
@@ -219,21 +259,40 @@ impl Pod {
             args.push("--volume".into());
             args.push(format!("{}:{}{ro}", self.volume(&mount.volume), mount.path));
         }
-        if let Some(hosts) = &self.hosts {
+        let mut env = Vec::new();
+        if let Some((dir, port)) = &self.service_account {
             args.push("--volume".into());
-            args.push(format!("{}:/etc/hosts:ro", hosts.display()));
+            args.push(format!("{}:{SERVICE_ACCOUNT_DIR}:ro", dir.display()));
+            env.push((
+                "KUBERNETES_SERVICE_HOST".to_string(),
+                "127.0.0.1".to_string(),
+            ));
+            env.push(("KUBERNETES_SERVICE_PORT".to_string(), port.to_string()));
         }
-        for (key, value) in &c.env {
+        for (name, value) in &c.env {
+            let value = match value {
+                EnvValue::Literal(value) => value.clone(),
+                EnvValue::Secret { name: secret, key } => self
+                    .secrets
+                    .iter()
+                    .find(|(s, k, _)| s == secret && k == key)
+                    .map(|(_, _, value)| value.clone())
+                    .unwrap_or_else(|| self.fail(&format!("no Secret {secret} key {key} given"))),
+            };
+            env.push((name.clone(), value));
+        }
+        for (name, value) in &env {
             args.push("--env".into());
-            args.push(format!("{key}={value}"));
+            args.push(format!("{name}={value}"));
         }
         if !c.command.is_empty() {
             // `command` replaces the image's ENTRYPOINT and drops its CMD, as in Kubernetes.
             args.push("--entrypoint".into());
-            args.push(json_array(&c.command));
+            let command: Vec<String> = c.command.iter().map(|a| expand(a, &env)).collect();
+            args.push(json_array(&command));
         }
         args.push(c.image.clone());
-        args.extend(c.args.iter().cloned());
+        args.extend(c.args.iter().map(|a| expand(a, &env)));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         podman_ok(&args);
     }
@@ -266,9 +325,7 @@ impl Pod {
             if run.code == 0 {
                 return;
             }
-            if let Some(then) = self.on_first_failed_probe.take() {
-                then(self);
-            }
+            self.held(name);
             // The kubelet's probe period: this paces the probe, it synchronises nothing.
             thread::sleep(probe.period);
         }
@@ -442,6 +499,38 @@ fn provide_images(manifest: &Manifest) {
     for container in manifest.init_containers.iter().chain(&manifest.containers) {
         images::provide(&container.image);
     }
+}
+
+/// The kubelet's expansion of `$(VAR)` in a command or argument: a variable of the container's
+/// environment is replaced by its value, any other reference stays as written, `$$` is `$`.
+fn expand(text: &str, env: &[(String, String)]) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        if let Some(after) = rest.strip_prefix("$$") {
+            out.push('$');
+            rest = after;
+            continue;
+        }
+        let reference = rest
+            .strip_prefix("$(")
+            .and_then(|inner| inner.split_once(')'))
+            .and_then(|(name, after)| Some((env.iter().find(|(n, _)| n == name)?, after)));
+        match reference {
+            Some(((_, value), after)) => {
+                out.push_str(value);
+                rest = after;
+            }
+            None => {
+                out.push('$');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `podman --entrypoint` takes a JSON array for an argv.

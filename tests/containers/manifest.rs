@@ -1,5 +1,6 @@
-//! An `examples/` manifest read into what the kubelet acts on: the pod's containers in order,
-//! their commands, mounts, startup probes and postStart hooks. Anything else that would change
+//! An `examples/` manifest read into what the kubelet acts on: each workload's pod (a Pod, or a
+//! Job's or Deployment's template) with its containers in order, their commands, environment,
+//! mounts, startup probes and postStart hooks. Anything else that would change
 //! the start order (an httpGet startup probe, a preStop hook, ...) panics, so that a new example
 //! is never driven half-understood. Readiness and liveness probes are left out: they set the
 //! pod's Ready condition or restart a container, and order nothing at start-up.
@@ -9,17 +10,19 @@ use std::time::Duration;
 
 use yaml_rust2::{Yaml, YamlLoader};
 
-/// One manifest's pod.
+/// One workload of a manifest, and its pod.
 #[derive(Debug, Clone)]
 pub struct Manifest {
     /// File name under `examples/`.
     pub file: String,
     /// The file's text.
     pub text: String,
-    /// `Pod` or `Job`.
+    /// `Pod`, `Job` or `Deployment`.
     pub kind: String,
     /// `metadata.name`.
     pub name: String,
+    /// A Deployment's `replicas`; 1 otherwise.
+    pub replicas: u32,
     pub init_containers: Vec<Container>,
     pub containers: Vec<Container>,
     /// The pod's `emptyDir` volumes.
@@ -34,12 +37,19 @@ pub struct Container {
     pub command: Vec<String>,
     /// Replaces the image's CMD when not empty.
     pub args: Vec<String>,
-    pub env: Vec<(String, String)>,
+    pub env: Vec<(String, EnvValue)>,
     pub mounts: Vec<Mount>,
     /// An init container with `restartPolicy: Always`: a built-in sidecar.
     pub sidecar: bool,
     pub startup_probe: Option<Probe>,
     pub post_start: Option<Vec<String>>,
+}
+
+/// An environment variable's value: literal, or a key of a Secret.
+#[derive(Debug, Clone)]
+pub enum EnvValue {
+    Literal(String),
+    Secret { name: String, key: String },
 }
 
 #[derive(Debug, Clone)]
@@ -57,19 +67,34 @@ pub struct Probe {
     pub failure_threshold: u32,
 }
 
-/// Reads `examples/FILE`.
+/// Reads `examples/FILE`, which must hold one workload.
 pub fn load(file: &str) -> Manifest {
+    let mut workloads = load_all(file);
+    assert_eq!(workloads.len(), 1, "{file}: one workload expected");
+    workloads.remove(0)
+}
+
+/// Reads every workload of `examples/FILE`; the other objects (a ServiceAccount, RBAC rules)
+/// set up the API server, not a pod, and are left out.
+pub fn load_all(file: &str) -> Vec<Manifest> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples")
         .join(file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{file}: {err}"));
     let docs = YamlLoader::load_from_str(&text).unwrap_or_else(|err| panic!("{file}: {err}"));
-    assert_eq!(docs.len(), 1, "{file}: one document expected");
-    let doc = &docs[0];
+    docs.iter()
+        .filter_map(|doc| workload(file, &text, doc))
+        .collect()
+}
+
+fn workload(file: &str, text: &str, doc: &Yaml) -> Option<Manifest> {
     let kind = string(&doc["kind"]);
     let spec = match kind.as_str() {
         "Pod" => &doc["spec"],
-        "Job" => &doc["spec"]["template"]["spec"],
+        "Job" | "Deployment" => &doc["spec"]["template"]["spec"],
+        "ServiceAccount" | "Role" | "RoleBinding" | "ClusterRole" | "ClusterRoleBinding" => {
+            return None
+        }
         other => panic!("{file}: kind {other} is not driven yet (tests/containers/manifest.rs)"),
     };
     let containers = |key: &str| -> Vec<Container> {
@@ -88,15 +113,16 @@ pub fn load(file: &str) -> Manifest {
             string(&volume["name"])
         })
         .collect();
-    Manifest {
+    Some(Manifest {
         file: file.to_string(),
         name: string(&doc["metadata"]["name"]),
+        replicas: integer(&doc["spec"]["replicas"], 1) as u32,
         kind,
         init_containers: containers("initContainers"),
         containers: containers("containers"),
         empty_dirs,
-        text,
-    }
+        text: text.to_string(),
+    })
 }
 
 fn container(file: &str, yaml: &Yaml) -> Container {
@@ -141,7 +167,7 @@ fn container(file: &str, yaml: &Yaml) -> Container {
         args: strings(&yaml["args"]),
         env: list(&yaml["env"])
             .iter()
-            .map(|e| (string(&e["name"]), string(&e["value"])))
+            .map(|e| (string(&e["name"]), env_value(file, e)))
             .collect(),
         mounts: list(&yaml["volumeMounts"])
             .iter()
@@ -156,6 +182,21 @@ fn container(file: &str, yaml: &Yaml) -> Container {
         post_start,
         name,
     }
+}
+
+fn env_value(file: &str, env: &Yaml) -> EnvValue {
+    let secret = &env["valueFrom"]["secretKeyRef"];
+    if !secret.is_badvalue() {
+        return EnvValue::Secret {
+            name: string(&secret["name"]),
+            key: string(&secret["key"]),
+        };
+    }
+    assert!(
+        env["valueFrom"].is_badvalue(),
+        "{file}: only literal and Secret values are driven: {env:?}"
+    );
+    EnvValue::Literal(string(&env["value"]))
 }
 
 fn list(yaml: &Yaml) -> Vec<Yaml> {

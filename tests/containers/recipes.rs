@@ -3,9 +3,11 @@
 //! kubelet's order (`kubelet.rs`). Each case checks that what the recipe promises happened, in
 //! that order, from the containers' own output.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::images::FLUENTD;
+use crate::api::{ApiServer, NAMESPACE};
+use crate::images::{FLUENTD, POSTGRES, REDIS};
 use crate::kubelet::{Kubelet, Pod};
 use crate::manifest;
 
@@ -32,10 +34,10 @@ fn assert_probe_failed_then_passed(pod: &Pod, container: &str, reason: &str) {
 fn install_and_wrap_played_by_podman_kube_play() {
     let manifest = manifest::load("install-and-wrap.yaml");
     let mut pod = Pod::play(&manifest);
-    // The app image's /app/server checks that the database (up 2 s after it starts) serves.
-    let log = pod.wait_for_log("app", "app: ", LIMIT);
-    if !log.contains("app: the database served before the app started") {
-        pod.fail("the app started before its database served");
+    // The database listens 2 s after it starts; the app reports whether it did when it started.
+    let log = pod.wait_for_log("app", "app: started", LIMIT);
+    if !log.contains("app: started; the database listens on port 5432") {
+        pod.fail("the app started before its database listened");
     }
     if !log.contains("tcp://127.0.0.1:5432") {
         pod.fail("the app's log shows no wait by /shared/readygate");
@@ -111,10 +113,10 @@ fn job_legacy_sidecar_on_exit_driven_in_kubelet_order() {
 fn readiness_by_file_driven_in_kubelet_order() {
     let manifest = manifest::load("readiness-by-file.yaml");
     let mut pod = Pod::new(&manifest, "driven");
-    // The aggregator is a Service elsewhere: here a container in the pod's loopback, named as
-    // the manifest names it, started only once the sidecar's probe has said "not ready".
-    pod.resolve_to_loopback(&["fluentd.logging.svc.cluster.local"]);
-    pod.on_first_failed_probe(|pod| pod.start_extra("fluentd", &[FLUENTD]));
+    // The aggregator is a Service elsewhere: here a container on the pod's loopback, under the
+    // manifest's name (run.sh resolves it to 127.0.0.1), started once the sidecar's probe has
+    // said "not ready".
+    pod.when_held("log-shipper", |pod| pod.start_extra("fluentd", &[FLUENTD]));
     pod.drive(Kubelet::BuiltInSidecars);
     assert_probe_failed_then_passed(&pod, "log-shipper", "file:///shared/ready");
     pod.assert_before("start fluentd", "startupProbe log-shipper: exit 0");
@@ -166,4 +168,104 @@ fn universal_sidecar_driven_on_a_kubelet_without_built_in_sidecars() {
     }
     pod.wait_for_log("proxy-legacy", "nginx: serving", Duration::from_secs(40));
     pod.print_timeline();
+}
+
+#[test]
+#[ignore = "in real containers: tests/containers/run.sh"]
+fn init_container_postgres_redis_driven_in_kubelet_order() {
+    // Driven, not played: podman 4.3's kube play does not expand $(REDIS_PASSWORD) in a command.
+    let manifest = manifest::load("init-container-postgres-redis.yaml");
+    let mut pod = Pod::new(&manifest, "driven");
+    let password = "s3cret-from-the-secret";
+    pod.secret("cache", "password", password);
+    // db.default.svc and cache.default.svc are Services elsewhere: here containers on the pod's
+    // loopback, started once the init container is seen waiting.
+    pod.when_held("wait-for-db-and-cache", move |pod| {
+        pod.start_extra("db", &[POSTGRES]);
+        let secret = format!("REDIS_PASSWORD={password}");
+        pod.start_extra("cache", &["--env", &secret, REDIS]);
+    });
+    pod.drive(Kubelet::BuiltInSidecars);
+    pod.assert_before("exit wait-for-db-and-cache: 0", "start app");
+    pod.wait_for_log(
+        "app",
+        "app: started; the database listens on port 5432",
+        LIMIT,
+    );
+    // Each answered "not ready" once (starting up, loading) before readygate let the app go.
+    let db = pod.logs("db");
+    if !(db.contains("57P03") && db.contains("asked for a password")) {
+        pod.fail("the database did not answer 57P03, then a password request");
+    }
+    let cache = pod.logs("cache");
+    let told = ["AUTH accepted", "answered LOADING", "answered PONG"];
+    if !told.iter().all(|line| cache.contains(line)) || cache.contains("AUTH refused") {
+        pod.fail("the cache did not get the Secret's password, then LOADING, then PONG");
+    }
+    if pod.logs("wait-for-db-and-cache").contains(password) {
+        pod.fail("the Redis password reached readygate's output");
+    }
+    pod.print_timeline();
+}
+
+#[test]
+#[ignore = "in real containers: tests/containers/run.sh"]
+fn wait_for_migration_job_driven_in_kubelet_order() {
+    // The ServiceAccount, Role and RoleBinding are the API server's business: the stand-in
+    // accepts the service account's token and nothing else.
+    let workloads = manifest::load_all("wait-for-migration-job.yaml");
+    let job = workloads
+        .iter()
+        .find(|w| w.kind == "Job")
+        .expect("a Job")
+        .clone();
+    let web = workloads
+        .iter()
+        .find(|w| w.kind == "Deployment")
+        .expect("a Deployment");
+    let api = Arc::new(ApiServer::start("wait-for-migration-job"));
+    let path = format!("/apis/batch/v1/namespaces/{NAMESPACE}/jobs/{}", job.name);
+    let mut pods = Vec::new();
+    for replica in 1..=web.replicas {
+        // The API server is on the host's 127.0.0.1: these pods share the host's network.
+        let mut pod = Pod::with_network(web, &replica.to_string(), "host");
+        pod.service_account(api.service_account.clone(), api.port);
+        if replica == 1 {
+            // The Job does not exist when the first replica starts: the Job controller creates
+            // it, its pod runs the migration, and it completes, all while the replica waits.
+            let (job, api) = (job.clone(), api.clone());
+            pod.when_held("wait-for-migration", move |pod| {
+                api.set_job(&job.name, r#"{"active":1}"#);
+                pod.step(format!("Job {} created, 1 active", job.name));
+                let mut migration = Pod::new(&job, "pod");
+                migration.drive(Kubelet::BuiltInSidecars);
+                let codes = migration.complete_job(Kubelet::BuiltInSidecars, LIMIT);
+                if codes != [("migrate".to_string(), 0)] {
+                    migration.fail(&format!("the migration failed: {codes:?}"));
+                }
+                migration.print_timeline();
+                let complete =
+                    r#"{"succeeded":1,"conditions":[{"type":"Complete","status":"True"}]}"#;
+                api.set_job(&job.name, complete);
+                pod.step(format!("Job {} complete", job.name));
+            });
+        }
+        pod.drive(Kubelet::BuiltInSidecars);
+        if replica == 1 {
+            pod.assert_before("Job db-migrate complete", "exit wait-for-migration: 0");
+        }
+        pod.assert_before("exit wait-for-migration: 0", "start app");
+        pod.wait_for_log("app", "app: started", LIMIT);
+        pod.print_timeline();
+        pods.push(pod);
+    }
+    // The answers: not found, then the running Job, then the complete one; never a 401.
+    let answers = api.answers(&path);
+    println!("  API server answers to GET {path}: {answers:?}");
+    assert_eq!(answers.first(), Some(&404), "{answers:?}");
+    assert!(answers.contains(&200), "{answers:?}");
+    assert!(
+        !answers.contains(&401),
+        "the service account token was refused: {answers:?}"
+    );
 }

@@ -32,6 +32,7 @@ trap cleanup EXIT
 cat >"$CONTAINERS_CONF" <<CONF
 [containers]
 default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
+base_hosts_file = "$sandbox/hosts"
 
 [engine]
 runtime = "runc"
@@ -44,6 +45,13 @@ volume_path = "$sandbox/volumes"
 [network]
 network_config_dir = "$sandbox/networks"
 CONF
+# The Services the examples name, on each pod's own loopback, where the tests start stand-ins
+# for them (a cluster's DNS would give their ClusterIPs).
+cat >"$sandbox/hosts" <<HOSTS
+127.0.0.1	localhost
+::1	localhost
+127.0.0.1	db.default.svc cache.default.svc fluentd.logging.svc.cluster.local
+HOSTS
 cat >"$CONTAINERS_STORAGE_CONF" <<CONF
 [storage]
 driver = "overlay"
