@@ -7,6 +7,20 @@ use hyper::header::{HeaderName, HeaderValue};
 /// Header names whose values are secrets and must never be printed.
 const SECRET_HEADERS: [&str; 3] = ["authorization", "proxy-authorization", "cookie"];
 
+/// Words that make any header name look secret (`X-Api-Key`, `X-Auth-Token`, `X-Session-Id`):
+/// such values are hidden like the named ones, and not carried to another origin.
+const SECRET_WORDS: [&str; 9] = [
+    "auth",
+    "token",
+    "secret",
+    "passw",
+    "cookie",
+    "session",
+    "key",
+    "credential",
+    "signature",
+];
+
 /// One extra request header; its `Display` hides the value of secret headers.
 #[derive(Debug, Clone)]
 pub struct Header {
@@ -88,14 +102,13 @@ impl clap::builder::TypedValueParser for HeaderParser {
     }
 }
 
-/// Whether a header with this name carries a secret: one of the secret names, or a name that
+/// Whether a header with this name carries a secret: one of the secret names, a name that
 /// starts with one (`Cookies`, `Authorization!`, `Authorization-Token`), which is a typo or a
-/// custom header of the same kind.
+/// custom header of the same kind, or a name with a secret-looking word in it.
 pub fn is_secret(name: &str) -> bool {
-    SECRET_HEADERS.iter().any(|s| {
-        name.get(..s.len())
-            .is_some_and(|start| start.eq_ignore_ascii_case(s))
-    })
+    let lower = name.to_ascii_lowercase();
+    SECRET_HEADERS.iter().any(|s| lower.starts_with(s))
+        || SECRET_WORDS.iter().any(|word| lower.contains(word))
 }
 
 /// A header line as typed, with everything after a secret name cut off (whatever separates
@@ -148,12 +161,17 @@ mod tests {
             "Authorization!: hunter2",
             "Cookies: hunter2",
             "authorization-token: hunter2",
+            "X-Api-Key: hunter2",
+            "X-Auth-Token: hunter2",
+            "X-Session-Id: hunter2",
+            "X-Client-Secret: hunter2",
         ] {
             let header = Header::parse(typo).unwrap();
             assert!(header.value.is_sensitive(), "{typo}");
             assert!(!header.to_string().contains("hunter2"), "{typo}");
         }
         assert!(header.value.is_sensitive());
+        assert!(!Header::parse("X-Request-Id: 7").unwrap().is_secret());
         let err = Header::parse("Cookie: a=\u{7f}hunter2").unwrap_err();
         assert!(!err.contains("hunter2"), "{err}");
         for typo in [

@@ -31,9 +31,25 @@ fn build(settings: LogSettings) -> Dispatch {
         // panics on EPIPE.
         .log_internal_errors(false);
     match settings.format {
-        LogFormat::Text => Dispatch::new(builder.finish()),
+        LogFormat::Text => Dispatch::new(builder.fmt_fields(one_line_fields()).finish()),
+        // JSON strings escape control characters themselves.
         LogFormat::Json => Dispatch::new(builder.json().finish()),
     }
+}
+
+/// The text format's fields, each with its control characters escaped: the one place every
+/// log line's text passes, so no value (a server's `grpc-message`, a path) can break a line
+/// or forge one.
+fn one_line_fields() -> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> {
+    use tracing_subscriber::field::MakeExt;
+    tracing_subscriber::fmt::format::debug_fn(|writer, field, value| {
+        let text = crate::redact::one_line(&format!("{value:?}"));
+        match field.name() {
+            "message" => writer.write_str(&text),
+            name => write!(writer, "{name}={text}"),
+        }
+    })
+    .delimited(" ")
 }
 
 /// Answers which events and spans are enabled from `filter` alone, and builds the real
@@ -121,9 +137,44 @@ impl Subscriber for Lazy {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
 
     use super::*;
+
+    /// A writer that keeps what the formatter wrote.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Captured {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn every_field_of_a_text_line_is_one_line() {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .fmt_fields(one_line_fields())
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            let forged = "x\n2026-01-01T00:00:00Z  INFO forged: ready\r\u{1b}[2K";
+            tracing::info!(reason = forged, "still waiting: {forged}");
+        });
+        let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(!text.contains('\r') && !text.contains('\u{1b}'), "{text}");
+        assert!(text.contains("still waiting: x\\n2026"), "{text}");
+        assert!(text.contains("reason=\"x\\n2026"), "{text}");
+    }
 
     #[test]
     fn the_subscriber_is_built_at_the_first_enabled_event_only() {

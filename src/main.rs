@@ -23,6 +23,7 @@ mod header;
 mod install;
 mod log;
 mod matcher;
+mod percent;
 mod plan;
 #[cfg(test)]
 mod proptests;

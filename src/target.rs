@@ -49,8 +49,9 @@ pub struct HttpTarget {
     pub authority: String,
     /// Path and query, at least `/`.
     pub path: String,
-    /// `user:password` from the URL, sent as basic authentication and never printed.
-    pub credentials: Option<String>,
+    /// `user:password` from the URL, percent-decoded (`p%40ss` is `p@ss`), sent as basic
+    /// authentication and never printed.
+    pub credentials: Option<Vec<u8>>,
 }
 
 /// A `grpc://` or `grpcs://` health-check target.
@@ -233,7 +234,7 @@ fn parse_http(text: &str, tls: bool) -> Result<HttpTarget, String> {
     let credentials = authority
         .as_str()
         .rsplit_once('@')
-        .map(|(userinfo, _)| userinfo.to_string());
+        .map(|(userinfo, _)| crate::percent::decode(userinfo.as_bytes()));
     let host_text = authority.host();
     let host = host_text
         .strip_prefix('[')
@@ -380,9 +381,13 @@ mod tests {
         let Kind::Http(http) = &target.kind else {
             panic!()
         };
-        assert_eq!(http.credentials.as_deref(), Some("admin:hunter2"));
+        assert_eq!(http.credentials.as_deref(), Some(&b"admin:hunter2"[..]));
         assert_eq!(http.authority, "127.0.0.1:81");
         assert_eq!(target.to_string(), "http://admin:***@127.0.0.1:81/x");
+        let Kind::Http(http) = kind("http://user:p%40ss%3Aw@h/") else {
+            panic!()
+        };
+        assert_eq!(http.credentials.as_deref(), Some(&b"user:p@ss:w"[..]));
         let err = Target::parse("http://admin:hunter2@127.0.0.1:0/x").unwrap_err();
         assert!(!err.contains("hunter2"), "{err}");
     }

@@ -10,7 +10,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
 use super::Context;
-use crate::engine::Reason;
+use crate::engine::{waiting_for, Reason};
 use crate::target::GrpcTarget;
 use crate::tls::{self, Alpn};
 use crate::transport::{self, describe_error};
@@ -49,10 +49,12 @@ pub async fn check(target: &GrpcTarget, context: &Context) -> Result<(), Reason>
     let unix_socket = context.options.unix_socket.as_deref();
     let stream = transport::open(&target.endpoint, unix_socket).await?;
     let stream = if target.tls {
+        waiting_for("TLS handshake not complete");
         tls::connect(stream, &target.endpoint.host, Alpn::H2, context).await?
     } else {
         stream
     };
+    waiting_for("no response");
     let (mut sender, connection) =
         hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
             .await
@@ -62,6 +64,7 @@ pub async fn check(target: &GrpcTarget, context: &Context) -> Result<(), Reason>
             .send_request(request(target)?)
             .await
             .map_err(|e| transport_error(&e))?;
+        waiting_for("answer not complete");
         judge(response).await
     };
     tokio::pin!(exchange);
@@ -164,25 +167,7 @@ fn failed_call(code: u32, headers: &HeaderMap) -> Reason {
 
 /// `grpc-message` is percent-encoded UTF-8.
 fn percent_decode(text: &[u8]) -> String {
-    let mut out = Vec::with_capacity(text.len());
-    let mut i = 0;
-    while i < text.len() {
-        let hex = text
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (text[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    String::from_utf8_lossy(&crate::percent::decode(text)).into_owned()
 }
 
 /// A failure below the gRPC call (connection, HTTP/2), named as such.

@@ -3,6 +3,7 @@
 
 mod backoff;
 pub mod pace;
+mod waiting;
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -12,6 +13,8 @@ use tokio::task::JoinSet;
 use tokio::time::{sleep_until, timeout_at, Instant};
 
 pub use backoff::Backoff;
+use waiting::Waiting;
+pub use waiting::{waiting_for, NOTHING_YET};
 
 /// The runtime every command runs on: one thread, I/O and timers, with room for 64 readiness
 /// events per poll rather than tokio's 1024 (a 12 KB buffer made the heap touch 2-3 more pages
@@ -146,6 +149,8 @@ struct Progress {
     last_error_is_timeout: bool,
     /// When the attempt now in flight started, if one is.
     in_flight: Option<Instant>,
+    /// What the attempt in flight waits for.
+    waiting: Waiting,
 }
 
 /// How a target loop ended.
@@ -178,8 +183,10 @@ pub async fn run<C: Condition>(conditions: Vec<C>, names: &[String], policy: &Po
     let start = Instant::now();
     // A deadline the clock cannot represent (hundreds of billions of years) is no deadline.
     let deadline = policy.deadline.and_then(|d| start.checked_add(d));
-    let shared: Arc<Mutex<Vec<Progress>>> =
-        Arc::new(Mutex::new(vec![Progress::default(); conditions.len()]));
+    // Each its own: a cloned `Progress` would share its `Waiting`.
+    let shared: Arc<Mutex<Vec<Progress>>> = Arc::new(Mutex::new(
+        conditions.iter().map(|_| Progress::default()).collect(),
+    ));
     let mut tasks = JoinSet::new();
     let seed = fastrand::u64(..);
     for (index, condition) in conditions.into_iter().enumerate() {
@@ -187,33 +194,42 @@ pub async fn run<C: Condition>(conditions: Vec<C>, names: &[String], policy: &Po
         let shared = Arc::clone(&shared);
         let seed = seed.wrapping_add(index as u64);
         let name = names[index].clone();
+        let waiting = shared.lock().expect("progress lock")[index].waiting.clone();
         tasks.spawn(async move {
-            let end = target_loop(condition, &name, &policy, deadline, seed, |event| {
-                let mut progress = shared.lock().expect("progress lock");
-                let progress = &mut progress[index];
-                match event {
-                    Event::Started => progress.in_flight = Some(Instant::now()),
-                    Event::Ended(reason) => {
-                        progress.in_flight = None;
-                        if reason.is_some() {
-                            progress.last_error = reason;
-                            progress.last_error_is_timeout = false;
+            let end = target_loop(
+                condition,
+                &name,
+                &policy,
+                deadline,
+                seed,
+                &waiting,
+                |event| {
+                    let mut progress = shared.lock().expect("progress lock");
+                    let progress = &mut progress[index];
+                    match event {
+                        Event::Started => progress.in_flight = Some(Instant::now()),
+                        Event::Ended(reason) => {
+                            progress.in_flight = None;
+                            if reason.is_some() {
+                                progress.last_error = reason;
+                                progress.last_error_is_timeout = false;
+                            }
                         }
-                    }
-                    Event::CutByDeadline(reason) => {
-                        progress.in_flight = None;
-                        if progress.last_error.is_none() || progress.last_error_is_timeout {
+                        Event::CutByDeadline(reason) => {
+                            progress.in_flight = None;
+                            if progress.last_error.is_none() || progress.last_error_is_timeout {
+                                progress.last_error = Some(reason);
+                                progress.last_error_is_timeout = true;
+                            }
+                        }
+                        Event::TimedOut(reason) => {
+                            progress.in_flight = None;
                             progress.last_error = Some(reason);
                             progress.last_error_is_timeout = true;
                         }
                     }
-                    Event::TimedOut(reason) => {
-                        progress.in_flight = None;
-                        progress.last_error = Some(reason);
-                        progress.last_error_is_timeout = true;
-                    }
-                }
-            })
+                },
+            )
             .await;
             (index, end)
         });
@@ -285,6 +301,7 @@ async fn target_loop<C: Condition>(
     policy: &Policy,
     deadline: Option<Instant>,
     seed: u64,
+    waiting: &Waiting,
     mut record: impl FnMut(Event),
 ) -> End {
     // One attempt only (`probe`) has nothing to be woken for: no watch to set up and close.
@@ -305,16 +322,10 @@ async fn target_loop<C: Condition>(
         };
         let bound = end.saturating_duration_since(now);
         record(Event::Started);
-        let attempt = ATTEMPT_END.scope(end, condition.attempt());
+        let attempt = waiting.scope(ATTEMPT_END.scope(end, condition.attempt()));
         let (outcome, timed_out) = match timeout_at(end, attempt).await {
             Ok(outcome) => (outcome, false),
-            Err(_) => (
-                Err(Miss::NotYet(format!(
-                    "no answer within {}",
-                    humanize(bound)
-                ))),
-                true,
-            ),
+            Err(_) => (Err(Miss::NotYet(waiting.within(bound))), true),
         };
         attempts += 1;
         let good = match (outcome, policy.invert) {
@@ -378,8 +389,7 @@ fn note_attempts_cut_by_deadline(shared: &Mutex<Vec<Progress>>) {
     for progress in shared.lock().expect("progress lock").iter_mut() {
         if let Some(started) = progress.in_flight.take() {
             if progress.last_error.is_none() || progress.last_error_is_timeout {
-                progress.last_error =
-                    Some(format!("no answer within {}", humanize(started.elapsed())));
+                progress.last_error = Some(progress.waiting.within(started.elapsed()));
             }
         }
     }

@@ -138,3 +138,39 @@ fn every_health_answer_is_reported_by_name() {
         ["", "draining", "other", "ready", "vague", "watch-only"]
     );
 }
+
+#[test]
+fn a_server_message_cannot_forge_a_log_line() {
+    // `grpc-message` is percent-encoded: %0A is a newline once decoded.
+    let server = GrpcServer::start(|_| {
+        Health::Fail(
+            14,
+            "down%0A2026-01-01T00:00:00.000000Z%20%20INFO%20grpc://db:1:%20ready%0D%1B[2K",
+        )
+    });
+    let target = format!("grpc://{}/app", server.addr);
+    let forged = "2026-01-01T00:00:00.000000Z  INFO grpc://db:1: ready";
+    for args in [
+        vec!["wait", "-v", "-t", "1s", &target],
+        vec!["wait", "-t", "6s", "--attempt-timeout", "100ms", &target],
+        vec!["probe", "-v", &target],
+    ] {
+        let outcome = readygate(&args).outcome();
+        outcome.expect_code(1);
+        for line in outcome.stderr.lines().chain(outcome.stdout.lines()) {
+            assert!(
+                !line.starts_with(forged),
+                "{args:?} forged a line: {outcome:#?}"
+            );
+            assert!(
+                !line.contains('\r') && !line.contains('\u{1b}'),
+                "{outcome:#?}"
+            );
+        }
+        let output = format!("{}{}", outcome.stderr, outcome.stdout);
+        assert!(
+            output.contains("down\\n2026-01-01"),
+            "{args:?}: {outcome:#?}"
+        );
+    }
+}

@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::support::http::{Answer, HttpServer};
 use crate::support::measure::{measured, Measured};
 use crate::support::raw::{self, HangUpSocket, Peer, ShapeShifter};
+use crate::support::run::{finish, RunExt};
 use crate::support::trailerless::TrailerlessGrpc;
 use crate::support::{readygate, TempDir};
 
@@ -65,7 +66,7 @@ fn a_server_that_accepts_and_never_answers() {
     let peer = Peer::start(raw::silent);
     let url = peer.url("http", "/ready");
     let run = hostile_wait(&url, &[]);
-    expect_bounded_failure("silent server", &run, &url, &["no answer within"]);
+    expect_bounded_failure("silent server", &run, &url, &["no response within"]);
     assert!(peer.accepted() >= 3, "one fresh connection per attempt");
 
     let target = peer.url("tcp", "");
@@ -80,7 +81,7 @@ fn a_server_that_accepts_and_never_answers() {
         .outcome
         .expect_code(1)
         .expect_faster_than(Duration::from_millis(500) + MARGIN)
-        .expect_stdout(&format!("{url}: no answer within 500ms"));
+        .expect_stdout(&format!("{url}: no response within 500ms"));
     assert!(
         !probe.outcome.stdout.contains(&target),
         "a TCP target is ready once connected: {:#?}",
@@ -96,7 +97,7 @@ fn a_server_that_drips_its_headers_a_byte_a_second() {
         "header drip",
         &hostile_wait(&url, &[]),
         &url,
-        &["no answer within"],
+        &["no response within"],
     );
     assert!(peer.accepted() >= 3);
 }
@@ -160,7 +161,134 @@ fn a_redirect_loop() {
     let url = server.url("/ping");
     let run = hostile_wait(&url, &[]);
     expect_bounded_failure("redirect loop", &run, &url, &["stopped after 10 redirects"]);
-    assert!(server.hits() >= 22, "{} requests", server.hits());
+    assert!(server.hits() >= 20, "{} requests", server.hits());
+}
+
+#[test]
+fn a_server_that_sends_informational_heads_forever() {
+    let peer = Peer::start(raw::informational_forever);
+    let url = peer.url("http", "/");
+    let run = hostile_wait(&url, &[]);
+    expect_bounded_failure(
+        "endless 103 heads",
+        &run,
+        &url,
+        &["too many informational (1xx) responses"],
+    );
+    // The bound, tighter than the other hostile peers': the deadline wins by 0.5 s.
+    run.outcome
+        .expect_faster_than(DEADLINE + Duration::from_millis(500));
+    assert!(peer.accepted() >= 3, "{} attempts", peer.accepted());
+}
+
+#[test]
+fn sigterm_ends_a_wait_on_endless_informational_heads() {
+    let peer = Peer::start(raw::informational_forever);
+    let url = peer.url("http", "/");
+    let (child, started) = readygate(["wait", "-t", "60s", &url]).spawn_captured();
+    while peer.accepted() < 2 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "never connected"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let signalled = std::time::Instant::now();
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    finish(child, started).expect_code(143);
+    let took = signalled.elapsed();
+    assert!(
+        took < Duration::from_secs(1),
+        "SIGTERM answered after {took:?}"
+    );
+}
+
+#[test]
+fn a_body_that_stalls_is_not_ready_at_the_attempt_timeout() {
+    let peer = Peer::start(raw::stalled_body);
+    let url = peer.url("http", "/");
+    // Status only: the kubelet's timeout covers reading the body, and so does readygate's.
+    expect_bounded_failure(
+        "stalled body",
+        &hostile_wait(&url, &[]),
+        &url,
+        &["body not complete within"],
+    );
+    readygate(["probe", "--attempt-timeout", "300ms", &url])
+        .outcome()
+        .expect_code(1)
+        .expect_stdout(&format!("{url}: body not complete within 300ms"));
+    // An endless body is read only as far as a status check needs (10 KiB), then ready.
+    let endless = Peer::start(raw::endless_body);
+    readygate(["probe", &endless.url("http", "/")])
+        .outcome()
+        .expect_code(0);
+}
+
+#[test]
+fn a_redirect_to_any_location_is_followed_or_named() {
+    const LOCATIONS: [&str; 12] = [
+        "/a b",
+        "/<script>",
+        "/`id`",
+        "/tab\there",
+        "/caf\u{e9}",
+        "../x y?q=<1>",
+        "/next?to=http://elsewhere/x",
+        "//127.0.0.1:{port}/ok b",
+        "http:/one-slash",
+        "http://bad host/",
+        "http://[zz]/",
+        "http://h:99999/",
+    ];
+    let server = HttpServer::start(|seen, _| match seen.path.strip_prefix("/start/") {
+        Some(n) => {
+            let port = seen
+                .header("host")
+                .unwrap_or_default()
+                .rsplit(':')
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            let location = LOCATIONS[n.parse::<usize>().unwrap()].replace("{port}", &port);
+            Answer::status(302).header("location", location)
+        }
+        None => Answer::body(format!("landed at {}", seen.path)),
+    });
+    for (n, location) in LOCATIONS.iter().enumerate() {
+        let url = server.url(&format!("/start/{n}"));
+        let outcome = readygate(["probe", "--status", "200", &url]).outcome();
+        let invalid = location.starts_with("http");
+        if invalid {
+            outcome
+                .expect_code(1)
+                .expect_stdout("redirect to an invalid location");
+            assert_eq!(outcome.stdout.lines().count(), 1, "{outcome:#?}");
+        } else {
+            outcome.expect_code(0);
+        }
+        assert!(outcome.stderr.is_empty(), "{location}: {outcome:#?}");
+    }
+    let landed: Vec<String> = server
+        .seen()
+        .into_iter()
+        .map(|s| s.path)
+        .filter(|p| !p.starts_with("/start/"))
+        .collect();
+    assert_eq!(
+        landed,
+        [
+            "/a%20b",
+            "/%3Cscript%3E",
+            "/%60id%60",
+            "/tab%09here",
+            "/caf%C3%A9",
+            "/x%20y?q=%3C1%3E",
+            "/next?to=http://elsewhere/x",
+            "/ok%20b",
+        ]
+    );
 }
 
 #[test]
@@ -171,7 +299,7 @@ fn a_tls_listener_that_never_finishes_the_handshake() {
         "stalled TLS handshake (https)",
         &hostile_wait(&url, &["--insecure"]),
         &url,
-        &["no answer within"],
+        &["TLS handshake not complete within"],
     );
     assert!(peer.accepted() >= 3);
     let target = peer.url("grpcs", "");
@@ -179,7 +307,7 @@ fn a_tls_listener_that_never_finishes_the_handshake() {
         "stalled TLS handshake (grpcs)",
         &hostile_wait(&target, &["--insecure"]),
         &target,
-        &["no answer within"],
+        &["TLS handshake not complete within"],
     );
 }
 
@@ -191,7 +319,7 @@ fn a_grpc_server_that_never_sends_trailers() {
         "gRPC without trailers",
         &hostile_wait(&target, &[]),
         &target,
-        &["no answer within"],
+        &["answer not complete within"],
     );
     assert!(server.calls() >= 3, "{} calls", server.calls());
 }

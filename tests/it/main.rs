@@ -12,6 +12,7 @@ mod grpc;
 mod hostile;
 mod install;
 mod k8s;
+mod kubelet_parity;
 mod on_exit;
 mod protocols;
 mod real_servers;

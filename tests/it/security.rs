@@ -158,6 +158,82 @@ fn secrets_never_reach_output_through_redirects() {
 }
 
 #[test]
+fn credentials_are_not_carried_to_another_origin() {
+    let other = HttpServer::start(|_, _| Answer::body("other origin"));
+    let other_port = other.addr.port();
+    let first = HttpServer::start(move |seen, _| match seen.path.as_str() {
+        "/start" => Answer::status(302).header("location", "/same"),
+        "/same" => Answer::status(307).header(
+            "location",
+            format!("http://127.0.0.1:{other_port}/elsewhere"),
+        ),
+        _ => Answer::status(500),
+    });
+    let url = format!("http://user:p%40ss@{}/start", first.addr);
+    readygate([
+        "probe",
+        "-H",
+        "Authorization: Bearer bearer-token-9c1e",
+        "-H",
+        "Cookie: session=session-cookie-5a8f",
+        "-H",
+        "X-Api-Key: api-key-3e7d",
+        "-H",
+        "Proxy-Authorization: Basic proxy-pass-2d4b",
+        "-H",
+        "X-Plain: plain",
+        "--contains",
+        "other origin",
+        &url,
+    ])
+    .outcome()
+    .expect_code(0);
+    // The same origin, through a relative redirect: everything goes along.
+    let hops = first.seen();
+    assert_eq!(hops.len(), 2, "{hops:#?}");
+    for hop in &hops {
+        assert_eq!(
+            hop.header("authorization"),
+            Some("Bearer bearer-token-9c1e")
+        );
+        assert_eq!(hop.header("cookie"), Some("session=session-cookie-5a8f"));
+        assert_eq!(hop.header("x-api-key"), Some("api-key-3e7d"));
+    }
+    // Another port of the same host: followed (the kubelet's rule), secrets stripped (curl's).
+    let elsewhere = &other.seen()[0];
+    assert_eq!(elsewhere.path, "/elsewhere");
+    for name in [
+        "authorization",
+        "cookie",
+        "x-api-key",
+        "proxy-authorization",
+    ] {
+        assert_eq!(elsewhere.header(name), None, "{name} was carried over");
+    }
+    assert_eq!(elsewhere.header("x-plain"), Some("plain"));
+
+    // URL credentials alone: percent-decoded for Basic, and not carried either.
+    first_hop_basic_auth(&url, &other);
+}
+
+/// `user:p%40ss` is sent as `user:p@ss` to the URL's origin, and to no other.
+fn first_hop_basic_auth(url: &str, other: &HttpServer) {
+    let before = other.hits();
+    readygate(["probe", url]).outcome().expect_code(0);
+    let seen = other.seen();
+    assert_eq!(seen.len(), before + 1);
+    assert_eq!(seen[before].header("authorization"), None);
+    let first = HttpServer::start(|_, _| Answer::body("ok"));
+    let url = format!("http://user:p%40ss@{}/", first.addr);
+    readygate(["probe", &url]).outcome().expect_code(0);
+    // base64("user:p@ss")
+    assert_eq!(
+        first.seen()[0].header("authorization"),
+        Some("Basic dXNlcjpwQHNz")
+    );
+}
+
+#[test]
 fn secrets_never_reach_the_usage_error_of_a_malformed_value() {
     let bad_headers = [
         "Authorization: Bearer \u{1}bearer-token-9c1e",

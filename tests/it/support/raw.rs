@@ -161,6 +161,32 @@ pub fn header_flood(mut stream: TcpStream) {
     drain(&mut stream);
 }
 
+/// Answers with `103 Early Hints` heads, each with 50 `Link` headers, forever and as fast as
+/// the client reads: never the real answer.
+pub fn informational_forever(mut stream: TcpStream) {
+    read_head(&mut stream);
+    let mut head = b"HTTP/1.1 103 Early Hints\r\n".to_vec();
+    for n in 0..50 {
+        head.extend_from_slice(
+            format!("Link: </asset-{n}.css>; rel=preload; as=style\r\n").as_bytes(),
+        );
+    }
+    head.extend_from_slice(b"\r\n");
+    while stream.write_all(&head).is_ok() {}
+}
+
+/// Answers 200 with a promised body of 100 bytes, sends 10 of them, and never the rest.
+pub fn stalled_body(mut stream: TcpStream) {
+    read_head(&mut stream);
+    if stream
+        .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789")
+        .is_err()
+    {
+        return;
+    }
+    drain(&mut stream);
+}
+
 /// A Unix socket whose server accepts every connection and closes it at once.
 pub struct HangUpSocket {
     /// The socket's path.

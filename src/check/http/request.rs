@@ -1,0 +1,186 @@
+//! One HTTP request as the kubelet's prober and curl send it: readygate's `User-Agent`,
+//! `Accept: */*`, one request per connection; `-H` replaces a header of the same name (an empty
+//! value only removes it), and repeated `-H` of one name are all sent.
+
+use base64::Engine as _;
+use http_body_util::Empty;
+use hyper::body::Bytes;
+use hyper::header::{
+    HeaderValue, ACCEPT, AUTHORIZATION, CONNECTION, CONTENT_LENGTH, HOST, USER_AGENT,
+};
+use hyper::{Method, Request, Uri};
+
+use crate::header::Header;
+use crate::target::HttpTarget;
+
+/// The `User-Agent` readygate sends unless `-H` says otherwise.
+pub const AGENT: &str = concat!("readygate/", env!("CARGO_PKG_VERSION"));
+
+/// What a hop of a redirect chain may carry over from the request the user asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Carry {
+    /// A `-H Host:` still applies: no absolute redirect has been followed yet.
+    pub custom_host: bool,
+    /// URL credentials and secret-looking `-H` headers go along: the hop has the original
+    /// scheme, host and port (curl's rule since CVE-2022-27776).
+    pub secrets: bool,
+}
+
+impl Carry {
+    /// The first request carries everything.
+    pub const ALL: Carry = Carry {
+        custom_host: true,
+        secrets: true,
+    };
+}
+
+/// The request for `target`, with `extra` headers as far as `carry` allows.
+pub fn build(
+    target: &HttpTarget,
+    method: Method,
+    extra: &[Header],
+    carry: Carry,
+) -> Result<Request<Empty<Bytes>>, String> {
+    let uri = Uri::try_from(target.path.as_str()).map_err(|_| {
+        format!(
+            "invalid request path {}",
+            crate::redact::quoted(&target.path)
+        )
+    })?;
+    let mut request = Request::new(Empty::new());
+    *request.method_mut() = method;
+    *request.uri_mut() = uri;
+    let headers = request.headers_mut();
+    let host = HeaderValue::from_str(&target.authority).map_err(|_| "invalid host".to_string())?;
+    headers.insert(HOST, host);
+    headers.insert(USER_AGENT, HeaderValue::from_static(AGENT));
+    headers.insert(ACCEPT, HeaderValue::from_static("*/*"));
+    // One request per connection, as the kubelet's prober says too: hyper then neither reads
+    // on for a next response nor keeps a buffer for one.
+    headers.insert(CONNECTION, HeaderValue::from_static("close"));
+    if let Some(credentials) = target.credentials.as_ref().filter(|_| carry.secrets) {
+        let encoded = base64::engine::general_purpose::STANDARD.encode(credentials);
+        let mut value = HeaderValue::try_from(format!("Basic {encoded}"))
+            .map_err(|_| "invalid credentials in URL".to_string())?;
+        value.set_sensitive(true);
+        headers.insert(AUTHORIZATION, value);
+    }
+    if request.method() == Method::POST {
+        // Said outright: some servers refuse a POST without a length (411).
+        request
+            .headers_mut()
+            .insert(CONTENT_LENGTH, HeaderValue::from_static("0"));
+    }
+    let headers = request.headers_mut();
+    let mut replaced = Vec::new();
+    for header in extra {
+        if (header.name == HOST && !carry.custom_host) || (header.is_secret() && !carry.secrets) {
+            continue;
+        }
+        if !replaced.contains(&&header.name) {
+            headers.remove(&header.name);
+            replaced.push(&header.name);
+        }
+        if !header.value.is_empty() {
+            headers.append(header.name.clone(), header.value.clone());
+        }
+    }
+    Ok(request)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::{Kind, Target};
+
+    fn target(url: &str) -> HttpTarget {
+        match Target::parse(url).unwrap().kind {
+            Kind::Http(target) => target,
+            _ => panic!("{url}"),
+        }
+    }
+
+    fn headers(list: &[&str]) -> Vec<Header> {
+        list.iter().map(|h| Header::parse(h).unwrap()).collect()
+    }
+
+    fn values(request: &Request<Empty<Bytes>>, name: &str) -> Vec<String> {
+        request
+            .headers()
+            .get_all(name)
+            .iter()
+            .map(|v| v.to_str().unwrap().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn defaults_as_the_kubelet_sends_them() {
+        let request = build(&target("http://h:81/x?y"), Method::GET, &[], Carry::ALL).unwrap();
+        assert_eq!(request.uri(), "/x?y");
+        assert_eq!(values(&request, "host"), ["h:81"]);
+        assert_eq!(values(&request, "accept"), ["*/*"]);
+        assert_eq!(values(&request, "user-agent"), [AGENT]);
+        assert_eq!(values(&request, "connection"), ["close"]);
+        assert!(request.headers().get("authorization").is_none());
+    }
+
+    #[test]
+    fn given_headers_replace_append_or_remove() {
+        let extra = headers(&[
+            "Accept:",
+            "User-Agent: probe/2",
+            "X-Twice: one",
+            "x-twice: two",
+            "X-Empty:",
+        ]);
+        let request = build(&target("http://h/"), Method::GET, &extra, Carry::ALL).unwrap();
+        assert!(request.headers().get("accept").is_none());
+        assert!(request.headers().get("x-empty").is_none());
+        assert_eq!(values(&request, "user-agent"), ["probe/2"]);
+        assert_eq!(values(&request, "x-twice"), ["one", "two"]);
+        let no_agent = build(
+            &target("http://h/"),
+            Method::GET,
+            &headers(&["User-Agent:"]),
+            Carry::ALL,
+        )
+        .unwrap();
+        assert!(no_agent.headers().get("user-agent").is_none());
+    }
+
+    #[test]
+    fn secrets_and_a_custom_host_go_only_where_carry_allows() {
+        let extra = headers(&[
+            "Host: app.example",
+            "Authorization: Bearer t",
+            "Cookie: s=1",
+            "X-Api-Key: k",
+            "X-Plain: p",
+        ]);
+        let url = target("http://user:p%40ss@h/");
+        let all = build(&url, Method::GET, &extra, Carry::ALL).unwrap();
+        assert_eq!(values(&all, "host"), ["app.example"]);
+        assert_eq!(values(&all, "authorization"), ["Bearer t"]);
+        let plain = build(&url, Method::GET, &[], Carry::ALL).unwrap();
+        // user:p@ss
+        assert_eq!(values(&plain, "authorization"), ["Basic dXNlcjpwQHNz"]);
+        let stripped = Carry {
+            custom_host: false,
+            secrets: false,
+        };
+        let hop = build(&url, Method::GET, &extra, stripped).unwrap();
+        assert_eq!(values(&hop, "host"), ["h"]);
+        for name in ["authorization", "cookie", "x-api-key"] {
+            assert!(hop.headers().get(name).is_none(), "{name} was carried");
+        }
+        assert_eq!(values(&hop, "x-plain"), ["p"]);
+    }
+
+    #[test]
+    fn a_path_a_uri_cannot_hold_is_a_reason() {
+        let mut bad = target("http://h/");
+        bad.path = "/a b".into();
+        let err = build(&bad, Method::GET, &[], Carry::ALL).unwrap_err();
+        assert_eq!(err, "invalid request path \"/a b\"");
+    }
+}

@@ -1,0 +1,60 @@
+//! Percent-encoding as URLs and `grpc-message` use it: decoding what a server or user wrote,
+//! and encoding the bytes a URI may not hold as they are.
+
+/// Decodes `%XX` escapes; a `%` not followed by two hex digits is kept as it is.
+pub fn decode(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let hex = text
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (text[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Escapes every byte a URI's path or query may not hold as it is (space, `<`, `>`, a
+/// backtick, quotes, control characters, non-ASCII...), as browsers and curl do with a
+/// `Location` that holds them; `%` and the reserved characters are kept.
+pub fn encode_uri_bytes(text: &[u8]) -> String {
+    let mut out = String::with_capacity(text.len());
+    for &byte in text {
+        let allowed = byte.is_ascii_alphanumeric() || b"-._~:/?#[]@!$&'()*+,;=%".contains(&byte);
+        if allowed {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_escapes_and_keeps_stray_percents() {
+        assert_eq!(decode(b"p%40ss"), b"p@ss");
+        assert_eq!(decode(b"a%20b%zz%2"), b"a b%zz%2");
+        assert_eq!(decode("caf%C3%A9".as_bytes()), "café".as_bytes());
+    }
+
+    #[test]
+    fn encodes_what_a_uri_cannot_hold() {
+        let encode = |text: &str| encode_uri_bytes(text.as_bytes());
+        assert_eq!(encode("/a b<c>`d\"é"), "/a%20b%3Cc%3E%60d%22%C3%A9");
+        assert_eq!(encode("/x?y=http://z&w=%41"), "/x?y=http://z&w=%41");
+    }
+}
