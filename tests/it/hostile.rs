@@ -175,9 +175,6 @@ fn a_server_that_sends_informational_heads_forever() {
         &url,
         &["too many informational (1xx) responses"],
     );
-    // The bound, tighter than the other hostile peers': the deadline wins by 0.5 s.
-    run.outcome
-        .expect_faster_than(DEADLINE + Duration::from_millis(500));
     assert!(peer.accepted() >= 3, "{} attempts", peer.accepted());
 }
 
