@@ -809,6 +809,17 @@ Written by `bench/run.sh` (see "Benchmark" in docs/performance.md); do not edit 
 """
 
 
+def keep_container_section(path, text):
+    """bench/containers.sh writes the figures through a container runtime into the same report,
+    between these markers: a run of this benchmark keeps them."""
+    start, end = "<!-- containers:start -->", "<!-- containers:end -->"
+    old = path.read_text() if path.exists() else ""
+    if start in old and end in old:
+        section = start + old.split(start, 1)[1].split(end, 1)[0] + end
+        text = f"{text.rstrip()}\n\n{section}\n"
+    return text
+
+
 def update_summary(path, text):
     start, end = "<!-- bench:start -->", "<!-- bench:end -->"
     content = path.read_text()
@@ -876,7 +887,7 @@ def main():
     if parts == {"oneshot", "detection", "cpu", "fanout"}:
         text = report(r, args)
         if args.report:
-            args.report.write_text(text)
+            args.report.write_text(keep_container_section(args.report, text))
         if args.summary:
             update_summary(args.summary, summary(r))
         print(text)
