@@ -45,6 +45,10 @@ pub enum Command {
     /// The run-time handshake for one sidecar that works with and without built-in sidecars.
     #[command(subcommand, arg_required_else_help = false)]
     Sidecar(SidecarCommand),
+    /// Print a shell completion script (bash, zsh or fish) to stdout.
+    Completions(CompletionsArgs),
+    /// Print the manual page, readygate(1), as roff to stdout.
+    Man(ManArgs),
 }
 
 /// Retry every target until it is ready (or, with --invert, not ready), or the deadline passes;
@@ -199,6 +203,31 @@ pub struct InstallArgs {
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
 }
+
+/// Print a shell completion script (bash, zsh or fish) to stdout.
+#[derive(Debug, Args)]
+#[command(after_help = "Install: readygate completions bash > /etc/bash_completion.d/readygate")]
+pub struct CompletionsArgs {
+    /// The shell to complete readygate's commands and options in.
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: Shell,
+}
+
+/// The shells `completions` writes for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    /// GNU bash.
+    Bash,
+    /// Z shell.
+    Zsh,
+    /// fish.
+    Fish,
+}
+
+/// Print the manual page, readygate(1), as roff to stdout.
+#[derive(Debug, Args)]
+#[command(after_help = "Install: readygate man > /usr/local/share/man/man1/readygate.1")]
+pub struct ManArgs {}
 
 /// `readygate sidecar native|legacy`.
 #[derive(Debug, Subcommand)]

@@ -19,6 +19,7 @@ mod exec;
 mod exit;
 mod fast_cli;
 mod fdlimit;
+mod generate;
 mod header;
 mod install;
 mod log;
@@ -88,6 +89,8 @@ async fn run(cli: Cli) -> Exit {
         },
         Command::Install(args) => install::install(&args.dir),
         Command::Sidecar(command) => sidecar::run(command).await,
+        Command::Completions(args) => generate::completions(args.shell),
+        Command::Man(_) => generate::man(),
     }
 }
 

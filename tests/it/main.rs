@@ -10,6 +10,7 @@ mod examples;
 mod fanout;
 mod grpc;
 mod hostile;
+mod in_step;
 mod install;
 mod k8s;
 mod kubelet_parity;
