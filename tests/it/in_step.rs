@@ -251,3 +251,22 @@ fn every_option_docs_cli_md_documents_is_one_the_binary_has() {
         "only {documented} options found in docs/cli.md"
     );
 }
+
+#[test]
+fn the_readme_stays_a_short_guide_that_links_the_contract() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let readme = std::fs::read_to_string(path).expect("README.md");
+    assert!(
+        readme.len() <= 15 * 1024,
+        "README.md is {} bytes, over 15 KiB: engineering detail belongs in docs/",
+        readme.len()
+    );
+    assert!(
+        readme.contains("(docs/cli.md)"),
+        "README.md does not link docs/cli.md"
+    );
+    assert!(
+        !readme.contains("../"),
+        "README.md links outside the repository"
+    );
+}
