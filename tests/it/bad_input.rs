@@ -79,10 +79,29 @@ fn every_malformed_target_form_is_named() {
         ("grpc://[::1]:0/svc", "port 0"),
         ("://x", "unknown scheme \"\""),
         ("$(touch /tmp/pwned):1", "invalid host name"),
+        ("postgres://app:s3cret@db", "takes a user but no password"),
+        ("postgres://db:0", "port 0"),
+        ("redis://s3cret@cache", ":PASSWORD or USER:PASSWORD"),
+        ("redis://cache:65536", "invalid port"),
+        ("mysql://root:s3cret@db", "takes no user or password"),
+        ("amqp://guest:s3cret@mq/vhost", "takes no user or password"),
+        ("nats://", "missing host"),
+        ("zk://zk/chroot", "takes no path"),
+        ("dns://db:53", "host name only"),
+        ("mongodb://db:27017", "unknown scheme \"mongodb\""),
     ];
     for (target, fault) in cases {
         rejects(&["wait", target], &[], fault);
         rejects(&["probe", target], &[], fault);
+    }
+    // A refused URL is named with its password hidden.
+    for target in cases
+        .iter()
+        .map(|(t, _)| *t)
+        .filter(|t| t.contains("s3cret"))
+    {
+        let outcome = readygate(["probe", target]).outcome();
+        assert!(!outcome.stderr.contains("s3cret"), "{outcome:#?}");
     }
     // The first bad target is named even among good ones, from the environment as well.
     rejects(&["wait", "db:1", "db:0", "db:2"], &[], "\"db:0\": port 0");

@@ -83,3 +83,22 @@ fn a_flood_is_cut_off_at_a_few_kib() {
         run.expect_memory_under(20);
     }
 }
+
+/// Answers every Redis command with an error carrying terminal escapes.
+fn escaping_redis(mut stream: TcpStream) {
+    let mut request = [0u8; 256];
+    let _ = stream.read(&mut request);
+    let _ = stream.write_all(b"-LOADING \x1b]0;owned\x07\x1b[2J still\r\n");
+}
+
+#[test]
+fn server_text_in_a_reason_has_its_control_characters_escaped() {
+    let peer = Peer::start(escaping_redis);
+    let target = peer.url("redis", "");
+    let outcome = readygate(["probe", &target]).outcome();
+    outcome.expect_code(1);
+    assert_eq!(
+        outcome.stdout,
+        format!("{target}: LOADING \\u{{1b}}]0;owned\\u{{7}}\\u{{1b}}[2J still\n")
+    );
+}
