@@ -84,7 +84,12 @@ fn start() -> ((Daemon, Daemon, Certs, TempDir), RabbitMq) {
         .env("RABBITMQ_ENABLED_PLUGINS_FILE", dir.join("enabled_plugins"))
         .env("RABBITMQ_MNESIA_BASE", dir.join("mnesia"))
         .env("RABBITMQ_LOG_BASE", dir.join("log"))
-        .env("RABBITMQ_LOGS", "-");
+        .env("RABBITMQ_LOGS", "-")
+        // One scheduler that sleeps when idle: the VM must not spin on the suite's shared cores.
+        .env(
+            "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS",
+            "+S 1:1 +A 2 +sbwt none +sbwtdcpu none +sbwtdio none",
+        );
     die_with_parent(&mut command);
     let log = dir.join("rabbitmq.log");
     let mut daemon = Daemon::spawn("rabbitmq-server", command, &log);
