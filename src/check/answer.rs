@@ -151,3 +151,57 @@ fn article(protocol: &str) -> String {
 pub fn server_text(bytes: &[u8]) -> String {
     one_line(String::from_utf8_lossy(bytes).trim())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{duplex, AsyncWriteExt};
+
+    /// An exchange whose server has sent `answer`, then closed.
+    async fn answered(answer: &[u8], limit: usize) -> Exchange {
+        let (client, mut server) = duplex(64 * 1024);
+        server.write_all(answer).await.unwrap();
+        drop(server);
+        Exchange::new(Box::new(client), "Redis").with_limit(limit)
+    }
+
+    #[tokio::test]
+    async fn lines_are_split_and_pipelined_answers_kept() {
+        let mut exchange = answered(b"+OK\r\n+PONG\nrest", MAX_ANSWER).await;
+        assert_eq!(exchange.line().await.unwrap(), b"+OK");
+        assert_eq!(exchange.line().await.unwrap(), b"+PONG");
+        assert_eq!(
+            exchange.line().await.unwrap_err(),
+            "not a Redis answer: \"rest\""
+        );
+    }
+
+    #[tokio::test]
+    async fn an_answer_past_the_cap_is_not_read() {
+        let mut exchange = answered(&[b'x'; 100], 10).await;
+        assert_eq!(
+            exchange.line().await.unwrap_err(),
+            "not a Redis answer: more than 10 bytes"
+        );
+        let mut exchange = answered(&[b'x'; 100], 10).await;
+        assert!(exchange.until_closed().await.is_err());
+    }
+
+    #[tokio::test]
+    async fn a_close_before_the_answer_is_named() {
+        let mut exchange = answered(b"", MAX_ANSWER).await;
+        assert_eq!(
+            exchange.exact(4).await.unwrap_err(),
+            "connection closed without an answer (not a Redis server?)"
+        );
+        let mut exchange = answered(b"ab", MAX_ANSWER).await;
+        assert_eq!(
+            exchange.exact(4).await.unwrap_err(),
+            "not a Redis answer: \"ab\""
+        );
+        assert_eq!(
+            unexpected("AMQP 0-9-1", b"\x01\x00"),
+            "not an AMQP 0-9-1 answer: \"\\u{1}\\0\""
+        );
+    }
+}
