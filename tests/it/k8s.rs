@@ -79,7 +79,18 @@ fn a_failed_job_ends_the_wait_at_once() {
     let api = server();
     api.put(kube::job(OWN_NAMESPACE, "migrate", JobState::Running));
     let (child, started) = api
-        .readygate(["wait", "-t", "60s", "k8s://job/migrate", "--", "true"])
+        .readygate([
+            "wait",
+            "-t",
+            "60s",
+            PACE[0],
+            PACE[1],
+            PACE[2],
+            PACE[3],
+            "k8s://job/migrate",
+            "--",
+            "true",
+        ])
         .spawn_captured();
     api.wait_for_requests(2);
     api.put(kube::job(OWN_NAMESPACE, "migrate", JobState::Failed));
@@ -297,6 +308,7 @@ fn a_rejected_token_is_said_and_never_shown() {
     api.accept_only("another-token");
     let out = api
         .readygate(["wait", "-v", "-t", "300ms", "k8s://job/migrate"])
+        .args(PACE)
         .outcome();
     out.expect_code(1)
         .expect_stderr("token rejected (401 Unauthorized)");

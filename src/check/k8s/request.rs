@@ -16,10 +16,19 @@ use crate::transport::{connect_tcp, BoxedIo};
 /// The most of an answer that is read: a list of a few hundred pods.
 const MAX_ANSWER: usize = 4 << 20;
 
+/// The two RBAC verbs readygate needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verb {
+    /// One object by name.
+    Get,
+    /// The objects a label selector matches.
+    List,
+}
+
 /// A request to the API server, and what RBAC must allow for it.
 pub struct Query<'a> {
     /// `get` one object or `list` a collection.
-    verb: &'static str,
+    verb: Verb,
     /// The API group; empty for the core group.
     group: &'static str,
     /// The group's version, e.g. `v1`.
@@ -40,7 +49,7 @@ impl<'a> Query<'a> {
         name: &'a str,
     ) -> Self {
         Query {
-            verb: "get",
+            verb: Verb::Get,
             group,
             version,
             resource,
@@ -56,7 +65,7 @@ impl<'a> Query<'a> {
         selector: &'a str,
     ) -> Self {
         Query {
-            verb: "list",
+            verb: Verb::List,
             ..Query::get((group, version, resource), namespace, selector)
         }
     }
@@ -69,11 +78,11 @@ impl<'a> Query<'a> {
             group => format!("/apis/{group}/{}", self.version),
         };
         match self.verb {
-            "get" => format!(
+            Verb::Get => format!(
                 "{prefix}/namespaces/{namespace}/{resource}/{}",
                 self.name_or_selector
             ),
-            _ => format!(
+            Verb::List => format!(
                 "{prefix}/namespaces/{namespace}/{resource}?labelSelector={}",
                 selector::encode(self.name_or_selector)
             ),
@@ -82,10 +91,10 @@ impl<'a> Query<'a> {
 
     /// `forbidden: get jobs/NAME in NS — grant get on jobs (apiGroup "batch")`.
     fn forbidden(&self) -> Reason {
-        let (verb, resource, namespace) = (self.verb, self.resource, self.namespace);
-        let object = match verb {
-            "get" => format!("{resource}/{}", self.name_or_selector),
-            _ => resource.to_string(),
+        let (resource, namespace) = (self.resource, self.namespace);
+        let (verb, object) = match self.verb {
+            Verb::Get => ("get", format!("{resource}/{}", self.name_or_selector)),
+            Verb::List => ("list", resource.to_string()),
         };
         let group = match self.group {
             "" => String::new(),

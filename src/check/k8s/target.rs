@@ -1,8 +1,6 @@
 //! `k8s://KIND/NAME` and `k8s://pods?selector=LABELS`, each with an optional `?namespace=NS`:
 //! read once, at parse time, into a [`K8sTarget`].
 
-use std::fmt;
-
 use super::selector;
 use crate::redact::quoted;
 
@@ -150,18 +148,6 @@ fn percent_decode(text: &str) -> Result<String, String> {
         }
     }
     String::from_utf8(out).map_err(|_| format!("{} is not UTF-8 once decoded", quoted(text)))
-}
-
-impl fmt::Display for Object {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Object::Job(name) => write!(f, "job {name}"),
-            Object::Pod(name) => write!(f, "pod {name}"),
-            Object::Pods(selector) => write!(f, "pods {selector}"),
-            Object::Service(name) => write!(f, "service {name}"),
-            Object::Deployment(name) => write!(f, "deployment {name}"),
-        }
-    }
 }
 
 #[cfg(test)]
