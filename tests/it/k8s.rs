@@ -42,6 +42,7 @@ fn a_complete_job_is_ready_through_one_verified_bearer_request() {
         Some(&*format!("Bearer {TOKEN}"))
     );
     assert_eq!(seen[0].accept.as_deref(), Some("application/json"));
+    assert_eq!(seen[0].host, Some(api.addr.to_string()));
     assert!(
         !out.stderr.contains(TOKEN) && !out.stdout.contains(TOKEN),
         "{out:#?}"
@@ -280,6 +281,18 @@ fn the_namespace_is_the_pods_own_unless_given() {
             "/apis/batch/v1/namespaces/batch-jobs/jobs/migrate",
         ]
     );
+}
+
+#[test]
+fn an_ipv6_api_server_address_is_bracketed() {
+    let api = ApiServer::start_on("::1".parse().unwrap(), TOKEN);
+    api.put(kube::job(OWN_NAMESPACE, "migrate", JobState::Complete));
+    api.readygate(["probe", "k8s://job/migrate"])
+        .outcome()
+        .expect_code(0);
+    let seen = api.seen();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].host, Some(format!("[::1]:{}", api.addr.port())));
 }
 
 #[test]

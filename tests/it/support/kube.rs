@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
@@ -40,6 +40,8 @@ pub struct Seen {
     pub authorization: Option<String>,
     /// The `Accept` header, if any.
     pub accept: Option<String>,
+    /// The `Host` header, if any.
+    pub host: Option<String>,
 }
 
 /// An object the server holds, with the labels a list selects it by.
@@ -70,8 +72,13 @@ pub struct ApiServer {
 }
 
 impl ApiServer {
-    /// Starts a server accepting `token`, and writes the service account folder for it.
+    /// Starts a server on 127.0.0.1 accepting `token`, and writes the service account folder.
     pub fn start(token: &str) -> ApiServer {
+        ApiServer::start_on(IpAddr::from([127, 0, 0, 1]), token)
+    }
+
+    /// As [`ApiServer::start`], listening on `ip` (`::1` for an IPv6 cluster).
+    pub fn start_on(ip: IpAddr, token: &str) -> ApiServer {
         let certs = Certs::localhost();
         let account = TempDir::new();
         std::fs::copy(&certs.ca, account.join("ca.crt")).expect("copy ca.crt");
@@ -87,7 +94,7 @@ impl ApiServer {
             _certs: certs,
         };
         server.write_token(token);
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let listener = std::net::TcpListener::bind((ip, 0)).expect("bind");
         let addr = listener.local_addr().expect("local addr");
         let acceptor = TlsAcceptor::from(Arc::new(tls_config(&server._certs)));
         let state = server.state.clone();
@@ -232,6 +239,7 @@ fn answer(state: &Mutex<State>, request: &Request<Incoming>) -> Response<Full<By
         path: request.uri().to_string(),
         authorization: header("authorization"),
         accept: header("accept"),
+        host: header("host"),
     });
     if header("authorization") != Some(format!("Bearer {}", state.token)) {
         return respond(
