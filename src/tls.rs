@@ -8,6 +8,10 @@
 //! one-shot `https://` probe (callgrind), for roots that almost every chain does not need.
 //! Trusting the union of the three sets either way, the result is the same.
 
+mod pem;
+mod words;
+mod x509;
+
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -117,10 +121,21 @@ fn all_roots(cacert: &[Certificate]) -> Option<RootCertStore> {
                 .find(|path| path.is_file())
                 .map(Path::to_path_buf)
         })?;
+    // Only a regular file of bounded size: SSL_CERT_FILE may name a FIFO or /dev/zero.
+    let text = match pem::read(&bundle) {
+        Ok(text) => text,
+        Err(e) => {
+            tracing::warn!(
+                "CA bundle {}: {}; not used",
+                quoted(&bundle.display().to_string()),
+                describe_io(&e)
+            );
+            return None;
+        }
+    };
     // A certificate the system bundle holds but webpki cannot use is skipped, as curl does.
-    let certificates = CertificateDer::pem_file_iter(&bundle).ok()?;
     let mut roots = quick_roots(cacert);
-    roots.add_parsable_certificates(certificates.flatten());
+    roots.add_parsable_certificates(CertificateDer::pem_slice_iter(&text).flatten());
     Some(roots)
 }
 
@@ -143,7 +158,7 @@ pub fn read_cacert(path: &Path) -> Result<Vec<Certificate>, String> {
 /// Reads a PEM bundle of trust anchors; a fault is one line naming `what` and the file.
 pub fn read_roots(path: &Path, what: &str) -> Result<Vec<Certificate>, String> {
     let fault = |why: &str| format!("{what} {}: {why}", quoted(&path.display().to_string()));
-    let text = std::fs::read(path).map_err(|e| fault(&describe_io(&e)))?;
+    let text = pem::read(path).map_err(|e| fault(&describe_io(&e)))?;
     let certificates = CertificateDer::pem_slice_iter(&text)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| fault(&format!("not a PEM bundle ({e})")))?;
@@ -221,41 +236,9 @@ fn describe_tls(err: &std::io::Error, trust: &str) -> String {
         return describe_io(err);
     };
     match tls {
-        TlsError::InvalidCertificate(problem) => describe_certificate(problem, trust),
+        TlsError::InvalidCertificate(problem) => words::certificate(problem, trust),
         TlsError::AlertReceived(alert) => format!("the server sent alert {alert:?}"),
         other => other.to_string(),
-    }
-}
-
-fn describe_certificate(problem: &CertificateError, trust: &str) -> String {
-    match problem {
-        CertificateError::UnknownIssuer => {
-            format!("certificate signed by an unknown authority ({trust})")
-        }
-        CertificateError::NotValidForName => "certificate not valid for this host name".into(),
-        CertificateError::NotValidForNameContext {
-            expected,
-            presented,
-        } => format!(
-            "certificate not valid for {} (it is for {})",
-            server_name_text(expected),
-            presented.join(", ")
-        ),
-        CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
-            "certificate expired".into()
-        }
-        CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
-            "certificate not valid yet".into()
-        }
-        other => format!("invalid certificate: {other:?}"),
-    }
-}
-
-fn server_name_text(name: &ServerName<'_>) -> String {
-    match name {
-        ServerName::DnsName(name) => name.as_ref().to_string(),
-        ServerName::IpAddress(ip) => std::net::IpAddr::from(*ip).to_string(),
-        other => format!("{other:?}"),
     }
 }
 
@@ -287,6 +270,38 @@ struct Verifier {
     provider: Arc<CryptoProvider>,
 }
 
+/// A refused certificate that signed itself, looked at again. `--cacert` holding it exactly
+/// makes it trusted, CA or not, as curl does (webpki refuses a CA certificate as a server's:
+/// its validity was checked before that, its name is checked here); any other is named a
+/// self-signed certificate rather than an unknown authority.
+fn self_signed(
+    err: TlsError,
+    end_entity: &CertificateDer<'_>,
+    intermediates: &[CertificateDer<'_>],
+    server_name: &ServerName<'_>,
+    cacert: &[Certificate],
+) -> Result<ServerCertVerified, TlsError> {
+    if !intermediates.is_empty() || !x509::is_self_issued(end_entity) {
+        return Err(err);
+    }
+    let ca_as_server = matches!(
+        &err,
+        TlsError::InvalidCertificate(CertificateError::Other(other))
+            if other.0.downcast_ref::<webpki::Error>() == Some(&webpki::Error::CaUsedAsEndEntity)
+    );
+    let unknown = err == TlsError::InvalidCertificate(CertificateError::UnknownIssuer);
+    let given = cacert.iter().any(|c| c.as_ref() == end_entity.as_ref());
+    if ca_as_server && given {
+        let parsed = rustls::server::ParsedCertificate::try_from(end_entity)?;
+        rustls::client::verify_server_name(&parsed, server_name)?;
+        return Ok(ServerCertVerified::assertion());
+    }
+    if ca_as_server || unknown {
+        return Err(words::self_signed());
+    }
+    Err(err)
+}
+
 impl ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
@@ -303,13 +318,14 @@ impl ServerCertVerifier for Verifier {
             verifier.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
         };
         let unknown = TlsError::InvalidCertificate(CertificateError::UnknownIssuer);
-        match verify(quick) {
+        let verdict = match verify(quick) {
             Err(err) if err == unknown => {
                 let all = all.get_or_init(|| verifier(all_roots(cacert)?, &self.provider).ok());
                 all.as_deref().map_or(Err(unknown), verify)
             }
             verdict => verdict,
-        }
+        };
+        verdict.or_else(|err| self_signed(err, end_entity, intermediates, server_name, cacert))
     }
 
     fn verify_tls12_signature(

@@ -2,7 +2,11 @@
 //! verification by default, `--cacert`, `--insecure`, SNI and the `Host:` override as curl
 //! has them, and TLS through `--unix-socket`.
 
-use crate::support::certs::Certs;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::support::certs::{Certs, Pair};
+use crate::support::measure::measured;
 use crate::support::nginx::Nginx;
 use crate::support::run::RunExt;
 use crate::support::{free_port, readygate, TempDir};
@@ -20,12 +24,18 @@ server {
 /// nginx serving HTTPS with a fresh certificate for localhost, and the port.
 fn https() -> (Nginx, Certs, u16) {
     let certs = Certs::localhost();
+    let (nginx, port) = serving(&certs.cert, &certs.key);
+    (nginx, certs, port)
+}
+
+/// nginx serving [`SITE`] with this certificate and key, and the port.
+fn serving(cert: &Path, key: &Path) -> (Nginx, u16) {
     let port = free_port();
     let site = SITE
         .replace("{port}", &port.to_string())
-        .replace("{cert}", certs.cert.to_str().unwrap())
-        .replace("{key}", certs.key.to_str().unwrap());
-    (Nginx::start(&site), certs, port)
+        .replace("{cert}", cert.to_str().unwrap())
+        .replace("{key}", key.to_str().unwrap());
+    (Nginx::start(&site), port)
 }
 
 #[test]
@@ -105,7 +115,105 @@ fn a_name_the_certificate_lacks_fails() {
     readygate(["probe", "--cacert", certs.ca.to_str().unwrap(), &url])
         .outcome()
         .expect_code(1)
-        .expect_stdout("certificate not valid for app.localhost");
+        .expect_stdout("certificate not valid for app.localhost (it is for");
+}
+
+#[test]
+fn a_self_signed_certificate_made_by_openssl_req_x509_is_trusted_through_cacert() {
+    let pair = Pair::self_signed();
+    let (_nginx, port) = serving(&pair.cert, &pair.key);
+    let cert = pair.cert.to_str().unwrap();
+    let url = format!("https://localhost:{port}/");
+    // Named for what it is, with the fix, never webpki's `CaUsedAsEndEntity`.
+    let outcome = readygate(["probe", &url]).outcome();
+    outcome
+        .expect_code(1)
+        .expect_stdout("self-signed certificate (trust it with --cacert");
+    assert!(!outcome.stdout.contains("Other("), "{outcome:#?}");
+    // As curl --cacert: trusted, for the names it holds.
+    readygate([
+        "probe",
+        "--cacert",
+        cert,
+        "--contains",
+        "sni=localhost",
+        &url,
+    ])
+    .outcome()
+    .expect_code(0);
+    readygate([
+        "probe",
+        "--cacert",
+        cert,
+        &format!("https://127.0.0.1:{port}/"),
+    ])
+    .outcome()
+    .expect_code(0);
+    readygate([
+        "probe",
+        "--cacert",
+        cert,
+        &format!("https://app.localhost:{port}/"),
+    ])
+    .outcome()
+    .expect_code(1)
+    .expect_stdout("certificate not valid for app.localhost");
+}
+
+#[test]
+fn an_expired_certificate_is_named_with_its_date() {
+    let certs = Certs::localhost();
+    let expired = certs.expired_localhost();
+    let (_nginx, port) = serving(&expired.cert, &expired.key);
+    readygate([
+        "probe",
+        "--cacert",
+        certs.ca.to_str().unwrap(),
+        &format!("https://localhost:{port}/"),
+    ])
+    .outcome()
+    .expect_code(1)
+    .expect_stdout("certificate expired on 2020-01-02T00:00:00Z (renew the server's certificate)");
+}
+
+#[test]
+fn ca_files_that_are_not_regular_files_never_hang_nor_grow() {
+    let (_nginx, certs, port) = https();
+    let url = format!("https://localhost:{port}/");
+    let dir = TempDir::new();
+    let fifo = dir.join("fifo.pem");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+    let big = dir.join("big.pem");
+    std::fs::File::create(&big)
+        .and_then(|f| f.set_len(1 << 30))
+        .unwrap();
+    for bad in [fifo.to_str().unwrap(), "/dev/zero", big.to_str().unwrap()] {
+        // --cacert: a usage error, at once.
+        let run = measured(&mut readygate(["probe", "--cacert", bad, &url]));
+        run.outcome
+            .expect_code(2)
+            .expect_stderr("--cacert")
+            .expect_faster_than(Duration::from_secs(5));
+        run.expect_memory_under(64);
+        // SSL_CERT_FILE: not used, said once, and the chain it would have anchored is not.
+        let run = measured(readygate(["probe", "-t", "3s", &url]).env("SSL_CERT_FILE", bad));
+        run.outcome
+            .expect_code(1)
+            .expect_stdout("unknown authority")
+            .expect_stderr("not used")
+            .expect_faster_than(Duration::from_secs(5));
+        run.expect_memory_under(64);
+    }
+    let err = readygate(["probe", "--cacert", "/dev/zero", &url]).outcome();
+    err.expect_stderr("not a regular file");
+    assert_eq!(err.stderr.lines().count(), 1, "{err:#?}");
+    // A good bundle in SSL_CERT_FILE still works.
+    readygate(["probe", &url])
+        .env("SSL_CERT_FILE", &certs.ca)
+        .outcome()
+        .expect_code(0);
 }
 
 #[test]

@@ -97,3 +97,148 @@ impl Certs {
         }
     }
 }
+
+/// The EC key options of every certificate made here.
+const EC: [&str; 5] = [
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:prime256v1",
+    "-nodes",
+];
+
+/// A PEM certificate and its key, in a temp folder.
+pub struct Pair {
+    /// The certificate.
+    pub cert: PathBuf,
+    /// Its private key.
+    pub key: PathBuf,
+    /// The folder holding them.
+    _dir: TempDir,
+}
+
+impl Pair {
+    /// A self-signed certificate for localhost and 127.0.0.1 made the usual way, `openssl req
+    /// -x509`: OpenSSL marks it a CA (`CA:TRUE`), as most such certificates in the wild are.
+    pub fn self_signed() -> Pair {
+        let openssl = require("openssl");
+        let dir = TempDir::new();
+        let (cert, key) = (dir.join("self.pem"), dir.join("self.key"));
+        run_ok(
+            Command::new(openssl)
+                .args(["req", "-x509"])
+                .args(EC)
+                .arg("-keyout")
+                .arg(&key)
+                .arg("-out")
+                .arg(&cert)
+                .args(["-days", "1", "-subj", "/CN=localhost"])
+                .args(["-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"]),
+        );
+        Pair {
+            cert,
+            key,
+            _dir: dir,
+        }
+    }
+}
+
+impl Certs {
+    /// A certificate this CA signs for `cn` with `extensions` (an OpenSSL extension file's
+    /// lines), valid from `start` to `end` (`YYYYMMDDHHMMSSZ`), or for a day from now.
+    pub fn sign(&self, cn: &str, extensions: &str, dates: Option<(&str, &str)>) -> Pair {
+        let openssl = require("openssl");
+        let dir = TempDir::new();
+        let (cert, key, csr, ext) = (
+            dir.join("cert.pem"),
+            dir.join("cert.key"),
+            dir.join("cert.csr"),
+            dir.join("cert.ext"),
+        );
+        let ca_key = self.ca.with_extension("key");
+        run_ok(
+            Command::new(&openssl)
+                .arg("req")
+                .args(EC)
+                .arg("-keyout")
+                .arg(&key)
+                .arg("-out")
+                .arg(&csr)
+                .args(["-subj", &format!("/CN={cn}")]),
+        );
+        std::fs::write(&ext, extensions).expect("write extensions");
+        match dates {
+            None => run_ok(
+                Command::new(&openssl)
+                    .args(["x509", "-req", "-days", "1", "-set_serial", "3", "-in"])
+                    .arg(&csr)
+                    .arg("-CA")
+                    .arg(&self.ca)
+                    .arg("-CAkey")
+                    .arg(&ca_key)
+                    .arg("-extfile")
+                    .arg(&ext)
+                    .arg("-out")
+                    .arg(&cert),
+            ),
+            // `openssl ca` is the tool that takes dates (OpenSSL 3.0's x509 has only -days).
+            Some((start, end)) => {
+                std::fs::write(dir.join("index.txt"), "").expect("index");
+                std::fs::write(dir.join("serial"), "04\n").expect("serial");
+                let config = dir.join("ca.cnf");
+                std::fs::write(
+                    &config,
+                    format!(
+                        "[ca]\ndefault_ca=d\n[d]\ndatabase={0}/index.txt\nnew_certs_dir={0}\n\
+                         serial={0}/serial\ndefault_md=sha256\npolicy=p\ncopy_extensions=none\n\
+                         [p]\ncommonName=supplied\n",
+                        dir.0.display()
+                    ),
+                )
+                .expect("ca config");
+                run_ok(
+                    Command::new(&openssl)
+                        .args(["ca", "-batch", "-notext", "-config"])
+                        .arg(&config)
+                        .arg("-cert")
+                        .arg(&self.ca)
+                        .arg("-keyfile")
+                        .arg(&ca_key)
+                        .arg("-in")
+                        .arg(&csr)
+                        .arg("-extfile")
+                        .arg(&ext)
+                        .args(["-startdate", start, "-enddate", end, "-out"])
+                        .arg(&cert),
+                )
+            }
+        };
+        Pair {
+            cert,
+            key,
+            _dir: dir,
+        }
+    }
+
+    /// A client certificate (extended key usage `clientAuth`) this CA signs for `cn`.
+    pub fn client(&self, cn: &str) -> Pair {
+        self.sign(
+            cn,
+            "basicConstraints=critical,CA:FALSE\n\
+             keyUsage=critical,digitalSignature\n\
+             extendedKeyUsage=clientAuth\n",
+            None,
+        )
+    }
+
+    /// A server certificate for localhost that expired in 2020.
+    pub fn expired_localhost(&self) -> Pair {
+        self.sign(
+            "localhost",
+            "subjectAltName=DNS:localhost,IP:127.0.0.1\n\
+             basicConstraints=critical,CA:FALSE\n\
+             extendedKeyUsage=serverAuth\n",
+            Some(("20200101000000Z", "20200102000000Z")),
+        )
+    }
+}

@@ -1,0 +1,61 @@
+//! Reading the PEM files TLS needs (`--cacert`, `--cert`, `--key`, `SSL_CERT_FILE`) safely: only
+//! a regular file, opened without blocking (a FIFO nobody writes to would hang the open), and
+//! never more than [`MOST`] bytes of it (`/dev/zero` would grow without end).
+
+use std::fs::OpenOptions;
+use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+/// The largest PEM file read: Debian's whole CA bundle is about 220 KB.
+pub const MOST: u64 = 4 << 20;
+
+/// The whole content of the regular file at `path`, if it holds at most [`MOST`] bytes.
+pub fn read(path: &Path) -> io::Result<Vec<u8>> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        return Err(io::Error::other("not a regular file"));
+    }
+    if metadata.len() > MOST {
+        return Err(io::Error::other(format!("larger than {} MiB", MOST >> 20)));
+    }
+    let mut content = Vec::with_capacity(metadata.len() as usize);
+    // A file that grows while read is cut at the cap all the same.
+    file.take(MOST + 1).read_to_end(&mut content)?;
+    if content.len() as u64 > MOST {
+        return Err(io::Error::other(format!("larger than {} MiB", MOST >> 20)));
+    }
+    Ok(content)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_regular_files_of_bounded_size_are_read() {
+        let dir = std::env::temp_dir().join(format!("readygate-pem-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("fifo");
+        let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        let err = read(&fifo).unwrap_err();
+        assert_eq!(err.to_string(), "not a regular file");
+        let err = read(Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(err.to_string(), "not a regular file");
+        let big = dir.join("big");
+        std::fs::File::create(&big)
+            .and_then(|f| f.set_len(MOST + 1))
+            .unwrap();
+        assert_eq!(read(&big).unwrap_err().to_string(), "larger than 4 MiB");
+        let small = dir.join("small");
+        std::fs::write(&small, "pem").unwrap();
+        assert_eq!(read(&small).unwrap(), b"pem");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
