@@ -361,7 +361,7 @@ fn the_api_servers_certificate_is_verified_with_ca_crt() {
     std::fs::copy(&stranger.ca, api.account_dir().join("ca.crt")).unwrap();
     let out = api.readygate(["probe", "k8s://job/migrate"]).outcome();
     out.expect_code(1)
-        .expect_stdout("k8s://job/migrate: TLS handshake: invalid certificate");
+        .expect_stdout("k8s://job/migrate: TLS handshake: certificate signature does not verify");
     assert!(api.seen().is_empty());
 }
 
