@@ -615,9 +615,11 @@ fn released_by_its_event(options: &[&str], targets: &[&str], change: impl FnOnce
     argv.extend_from_slice(options);
     argv.extend_from_slice(targets);
     let mut running = Running::spawn(&mut readygate(argv));
-    for target in targets {
-        running.line(&format!("{target}: attempt 1: "));
-    }
+    let first: Vec<String> = targets
+        .iter()
+        .map(|t| format!("{t}: attempt 1: "))
+        .collect();
+    running.lines(&first);
     running.expect_running("ready before the change");
     let change_began = running.started().elapsed();
     change(&mut running);

@@ -5,12 +5,13 @@
 
 use std::collections::HashSet;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::dns::{Responder, Zone};
 use crate::support::nginx::Nginx;
 use crate::support::pod::Pod;
 use crate::support::run::{finish, RunExt};
+use crate::support::{wait_until, Running};
 
 /// Record types as numbers.
 const A: u16 = 1;
@@ -116,17 +117,19 @@ fn localhost_works_on_either_loopback() {
 fn a_hosts_entry_added_while_waiting_is_seen() {
     let pod = Pod::new(HOSTS);
     let _web = web(&pod);
-    let (mut child, started) = pod
-        .readygate(["wait", "--timeout", "30s", "http://db.internal/"])
-        .spawn_captured();
-    std::thread::sleep(Duration::from_millis(500));
-    assert!(
-        child.try_wait().unwrap().is_none(),
-        "ready before the entry"
-    );
+    let mut running = Running::spawn(&mut pod.readygate([
+        "wait",
+        "-v",
+        "--timeout",
+        "30s",
+        "http://db.internal/",
+    ]));
+    running.line("attempt 1: no such host db.internal");
+    running.expect_running("ready before the entry");
     // Rewritten in place: the bind mount shows the same file.
     std::fs::write(&pod.hosts, format!("{HOSTS}127.0.0.1 db.internal\n")).unwrap();
-    finish(child, started)
+    running
+        .finish()
         .expect_code(0)
         .expect_faster_than(Duration::from_secs(15));
 }
@@ -136,17 +139,13 @@ fn a_service_created_while_waiting_is_seen() {
     let mut pod = Pod::new(HOSTS);
     pod.start_dns(&[]);
     let _web = web(&pod);
-    let (mut child, started) = pod
-        .readygate(["wait", "--timeout", "30s", "-v", "http://late/"])
-        .spawn_captured();
-    std::thread::sleep(Duration::from_millis(800));
-    assert!(
-        child.try_wait().unwrap().is_none(),
-        "ready before the Service"
-    );
+    let mut running =
+        Running::spawn(&mut pod.readygate(["wait", "--timeout", "30s", "-v", "http://late/"]));
+    running.line("attempt 1: no such host late");
+    running.expect_running("ready before the Service");
     pod.stop_dns();
     pod.start_dns(&[("late.default.svc.cluster.local", "127.0.0.1")]);
-    let outcome = finish(child, started);
+    let outcome = running.finish();
     outcome
         .expect_code(0)
         .expect_stderr("no such host late")
@@ -182,7 +181,9 @@ fn a_changed_address_is_seen_once_its_ttl_runs_out() {
             "tcp://moved:80",
         ])
         .spawn_captured();
-    wait_for(|| dns.count(name, A) >= 1);
+    wait_until("the first question for the name", || {
+        dns.count(name, A) >= 1
+    });
     dns.set_zone(zone([127, 0, 0, 1]));
     let outcome = finish(child, started);
     outcome
@@ -198,19 +199,6 @@ fn counted(zone: Zone) -> (Pod, Responder) {
     let pod = Pod::new(HOSTS);
     let dns = Responder::start(&pod.net_namespace(), "127.0.0.1:53".parse().unwrap(), zone);
     (pod, dns)
-}
-
-/// Waits (up to 20 s) until `done` holds.
-#[track_caller]
-fn wait_for(mut done: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !done() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "waited 20 s in vain"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 /// `wait` on `target` for `timeout`, retrying every 20-50 ms; returns how many attempts it made.

@@ -2,27 +2,25 @@
 //! `grpc.health.v1.Health`: ready while it serves, not ready once stopped, an unknown service
 //! named as such, over TLS and through a Unix socket.
 
-use std::time::Duration;
-
 use crate::support::certs::Certs;
 use crate::support::etcd::Etcd;
 use crate::support::grpc::{GrpcServer, Health};
 use crate::support::http::{Answer, HttpServer};
-use crate::support::run::{finish, RunExt};
-use crate::support::{free_port, readygate};
+use crate::support::run::RunExt;
+use crate::support::{free_port, readygate, Running};
 
 #[test]
 fn etcd_health_follows_the_server() {
     let port = free_port();
     let target = format!("grpc://127.0.0.1:{port}");
-    let (mut child, started) = readygate(["wait", "--timeout", "60s", &target]).spawn_captured();
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(
-        child.try_wait().unwrap().is_none(),
-        "ready before etcd started"
-    );
+    let mut running = Running::spawn(&mut readygate(["wait", "-v", "--timeout", "90s", &target]));
+    running.line("attempt 1: connection refused");
+    running.expect_running("ready before etcd started");
     let mut etcd = Etcd::start_on(port, None);
-    finish(child, started).expect_code(0).expect_stderr("ready");
+    running
+        .finish()
+        .expect_code(0)
+        .expect_stderr(&format!("{target}: ready after"));
 
     let outcome = readygate(["probe", &target]).outcome();
     outcome.expect_code(0);

@@ -393,7 +393,9 @@ fn files_that_are_endless_huge_or_never_written() {
         "/dev/zero",
         &["not a regular file"],
     );
-    // A 4 GiB (sparse) file: only its first MiB is ever read.
+    // A 4 GiB (sparse) file: only its first MiB is ever read. On a loaded machine one attempt
+    // (a debug build's regex over that MiB) may outlast the 500 ms attempt timeout, so the
+    // wait keeps its deadline and memory with either reason...
     let huge = dir.join("huge");
     std::fs::File::create(&huge)
         .and_then(|f| f.set_len(4 << 30))
@@ -403,8 +405,26 @@ fn files_that_are_endless_huge_or_never_written() {
         "4 GiB sparse file",
         &hostile_wait(target, &["--matches", "ready$"]),
         target,
-        &["content did not match"],
+        &["content did not match|no answer within"],
     );
+    // ...and one attempt given ample time ends with the content's verdict: reading all 4 GiB
+    // would take it far past that.
+    let probe = measured(&mut readygate([
+        "probe",
+        "--timeout",
+        "20s",
+        "--attempt-timeout",
+        "20s",
+        "--matches",
+        "ready$",
+        target,
+    ]));
+    probe
+        .outcome
+        .expect_code(1)
+        .expect_faster_than(Duration::from_secs(20))
+        .expect_stdout(&format!("{target}: content did not match"));
+    probe.expect_memory_under(MEMORY_MIB);
 }
 
 /// A regex that takes seconds over a megabyte of word characters (even in a release build).

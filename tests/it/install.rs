@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::support::run::{Outcome, RunExt};
-use crate::support::{closed_addr, readygate, TempDir};
+use crate::support::{closed_addr, readygate, require, TempDir};
 
 /// The binary under test, the one `install` must copy byte for byte.
 const BINARY: &str = env!("CARGO_BIN_EXE_readygate");
@@ -76,7 +76,7 @@ fn assert_runs(installed: &Path) {
 /// Runs `script` under `sh` in a private mount namespace, with `$1` = `dir` and `$2` = the
 /// binary, so test mounts vanish with the process.
 fn in_private_mounts(script: &str, dir: &Path) -> Outcome {
-    Command::new("unshare")
+    Command::new(require("unshare"))
         .args([
             "--mount",
             "--propagation",

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::support::http::{Answer, HttpServer};
 use crate::support::run::{finish, RunExt};
-use crate::support::{closed_addr, readygate, wait_for_path, TempDir};
+use crate::support::{closed_addr, readygate, require, wait_for_path, TempDir};
 
 /// A server standing for the sidecar's shutdown endpoint; it notes whether `marker` (the
 /// command's last act) existed when each request arrived.
@@ -186,11 +186,14 @@ fn as_pid_1_orphans_are_reaped() {
     let dir = TempDir::new();
     let (server, _) = sidecar(&dir.join("unused"));
     // The inner shell leaves a `sleep` behind; orphaned, it is handed to PID 1 (readygate),
-    // and once it exits it stays a zombie unless readygate waits for it.
-    let script = "sh -c 'sleep 0.2 &'; sleep 1.5; \
+    // and once it exits it stays a zombie unless readygate waits for it. The script waits
+    // (up to 30 s) for it to be gone from /proc, which a zombie never is, then counts.
+    let script = "orphan=$(sh -c 'sleep 0.2 >/dev/null 2>&1 & echo $!'); \
+                  i=0; while [ -e /proc/$orphan ] && [ $i -lt 600 ]; do \
+                  sleep 0.05; i=$((i+1)); done; \
                   echo pid1=$(cat /proc/1/comm); \
                   echo zombies=$(cat /proc/[0-9]*/stat 2>/dev/null | grep -c ') Z ')";
-    let outcome = std::process::Command::new("unshare")
+    let outcome = std::process::Command::new(require("unshare"))
         .args(["--pid", "--fork", "--mount-proc"])
         .arg(env!("CARGO_BIN_EXE_readygate"))
         .args(["wait", "--on-exit", &server.url("/stop"), &tcp(&server)])

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use crate::support::nginx::Nginx;
 use crate::support::redis::Redis;
-use crate::support::run::{finish, RunExt};
-use crate::support::{free_port, readygate};
+use crate::support::run::RunExt;
+use crate::support::{free_port, readygate, wait_until, Running};
 
 /// A site with a healthy location, a failing one, one that echoes the Host header, listening
 /// on TCP and on a Unix socket.
@@ -107,16 +107,22 @@ fn redis_port_is_ready_while_it_runs() {
 fn redis_shutdown_ends_an_inverted_wait() {
     let mut redis = Redis::start();
     let target = format!("tcp://127.0.0.1:{}", redis.addr.port());
-    let (mut child, started) =
-        readygate(["wait", "--invert", "--timeout", "60s", &target]).spawn_captured();
-    std::thread::sleep(Duration::from_millis(500));
-    assert!(
-        child.try_wait().unwrap().is_none(),
-        "an inverted wait ended while redis was still up"
-    );
+    let before = redis.connections_received();
+    let mut running = Running::spawn(&mut readygate([
+        "wait",
+        "--invert",
+        "--timeout",
+        "60s",
+        &target,
+    ]));
+    // Its first attempt connected (redis counts our own query too).
+    wait_until("the inverted wait to connect to redis", || {
+        redis.connections_received() >= before + 2
+    });
+    running.expect_running("an inverted wait ended while redis was still up");
     let shutdown = Instant::now();
     redis.shutdown();
-    let outcome = finish(child, started);
+    let outcome = running.finish();
     outcome.expect_code(0).expect_stderr("not ready");
     assert!(
         shutdown.elapsed() < Duration::from_secs(5),

@@ -3,12 +3,10 @@
 //! log — of runs that fail in every way we can provoke; no shell ever reads user input; readygate
 //! never listens on a socket; `--insecure` says so once.
 
-use std::time::Duration;
-
 use crate::support::http::{Answer, HttpServer};
 use crate::support::raw::{self, Peer};
-use crate::support::run::{finish, RunExt};
-use crate::support::{closed_addr, readygate, TempDir};
+use crate::support::run::RunExt;
+use crate::support::{closed_addr, readygate, wait_until, Running, TempDir};
 
 /// Each secret in a form that may appear in output: as given, and base64-encoded in a Basic
 /// authorization header (`user:url-pass-7f3a`).
@@ -351,38 +349,52 @@ fn readygate_never_listens_on_a_socket() {
     let dir = TempDir::new();
     let file = dir.join("never");
     let unix = dir.join("none.sock");
-    let runs: Vec<Vec<String>> = vec![
-        vec![
-            "wait".into(),
-            "-t".into(),
-            "10s".into(),
-            "--attempt-timeout".into(),
-            "10s".into(),
-            silent.url("http", "/"),
-            format!("tcp://{}", closed_addr()),
-            "localhost:1".into(),
-            file.to_str().unwrap().into(),
-            format!("unix://{}", unix.display()),
-        ],
-        vec![
-            "probe".into(),
-            "-t".into(),
-            "10s".into(),
-            "--attempt-timeout".into(),
-            "10s".into(),
-            silent.url("http", "/"),
-        ],
+    let closed = format!("tcp://{}", closed_addr());
+    let others = [
+        closed.clone(),
+        "localhost:1".into(),
+        file.to_str().unwrap().to_string(),
+        format!("unix://{}", unix.display()),
     ];
-    for args in runs {
+    let runs: Vec<(Vec<String>, &[String])> = vec![
+        (
+            [
+                vec![
+                    "wait".into(),
+                    "-v".into(),
+                    "-t".into(),
+                    "10s".into(),
+                    "--attempt-timeout".into(),
+                    "10s".into(),
+                    silent.url("http", "/"),
+                ],
+                others.to_vec(),
+            ]
+            .concat(),
+            &others,
+        ),
+        (
+            vec![
+                "probe".into(),
+                "-t".into(),
+                "10s".into(),
+                "--attempt-timeout".into(),
+                "10s".into(),
+                silent.url("http", "/"),
+            ],
+            &[],
+        ),
+    ];
+    for (args, others) in runs {
         let before = silent.accepted();
-        let (child, started) = readygate(&args).spawn_captured();
-        let until = std::time::Instant::now() + Duration::from_secs(10);
-        while silent.accepted() == before {
-            assert!(std::time::Instant::now() < until, "never connected");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        std::thread::sleep(Duration::from_millis(200));
-        let sockets = socket_inodes(child.id());
+        let mut running = Running::spawn(&mut readygate(&args));
+        wait_until("a connection to the silent peer", || {
+            silent.accepted() > before
+        });
+        // Every other kind of target has made an attempt too.
+        let attempts: Vec<String> = others.iter().map(|t| format!("{t}: attempt 1: ")).collect();
+        running.lines(&attempts);
+        let sockets = socket_inodes(running.pid());
         let listening = listening_inodes();
         assert!(
             !sockets.is_empty(),
@@ -390,9 +402,8 @@ fn readygate_never_listens_on_a_socket() {
         );
         let open: Vec<_> = sockets.iter().filter(|s| listening.contains(s)).collect();
         assert!(open.is_empty(), "{args:?}: listening sockets {open:?}");
-        // SAFETY: plain kill(2) on our own child.
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
-        finish(child, started).expect_code(143);
+        running.signal(libc::SIGTERM);
+        running.finish().expect_code(143);
     }
 }
 

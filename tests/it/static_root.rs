@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::http::{Answer, HttpServer};
 use crate::support::run::{Outcome, RunExt};
-use crate::support::{free_port, TempDir};
+use crate::support::{free_port, require, TempDir};
 
 /// The image's `USER`: the distroless "nonroot" ids.
 const USERSPEC: &str = "65532:65532";
@@ -53,10 +53,10 @@ fn static_binary() -> &'static Path {
 
 /// Runs a tool that CI installs; a missing one fails the test with its name.
 fn tool(program: &str, args: &[&str]) -> String {
-    let output = Command::new(program)
+    let output = Command::new(require(program))
         .args(args)
         .output()
-        .unwrap_or_else(|err| panic!("{program} is needed (scripts/install-test-deps.sh): {err}"));
+        .unwrap_or_else(|err| panic!("cannot run {program}: {err}"));
     format!(
         "{}{}",
         String::from_utf8_lossy(&output.stdout),
@@ -102,7 +102,7 @@ impl EmptyRoot {
 
     /// As `run`, choosing whether `/proc` is mounted.
     fn run_with_proc(&self, proc: bool, program: &str, args: &[&str]) -> Outcome {
-        Command::new("unshare")
+        Command::new(require("unshare"))
             .args(["--mount", "--propagation", "private", "--", "sh", "-c"])
             .arg(
                 r#"root=$1; shift

@@ -5,18 +5,14 @@
 //! than the script's once a second. The few deliberate differences have their own tests.
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::thread::{self, JoinHandle};
-use std::time::Duration;
+use std::thread;
+use std::time::{Duration, Instant};
 
 use crate::support::run::{finish, Outcome, RunExt};
-use crate::support::{closed_addr, free_port, TempDir};
+use crate::support::{closed_addr, free_port, require, Running, TempDir};
 
-/// Debian's `wait-for-it` package installs the script here.
-const REAL: &str = "/usr/bin/wait-for-it";
-/// When the late listener opens, after both tools started.
-const LATE: Duration = Duration::from_millis(1500);
 /// The command after `--`: proves it ran (stdout) and passes its own status on.
 const COMMAND: [&str; 4] = ["--", "sh", "-c", "echo ran; exit 3"];
 
@@ -27,15 +23,14 @@ struct Tools {
 
 impl Tools {
     fn new() -> Tools {
-        assert!(
-            Path::new(REAL).is_file(),
-            "{REAL} is missing: install Debian's wait-for-it (scripts/install-test-deps.sh)"
-        );
+        // Debian's `wait-for-it` package: the real script.
+        let real = require("wait-for-it");
         let dir = TempDir::new();
-        for (side, target) in [("real", REAL), ("ours", env!("CARGO_BIN_EXE_readygate"))] {
+        let ours = PathBuf::from(env!("CARGO_BIN_EXE_readygate"));
+        for (side, target) in [("real", real), ("ours", ours)] {
             std::fs::create_dir(dir.join(side)).unwrap();
             for name in ["wait-for-it", "wait-for-it.sh"] {
-                std::os::unix::fs::symlink(target, dir.join(side).join(name)).unwrap();
+                std::os::unix::fs::symlink(&target, dir.join(side).join(name)).unwrap();
             }
         }
         Tools { dir }
@@ -43,6 +38,11 @@ impl Tools {
 
     fn path(&self, side: &str, name: &str) -> PathBuf {
         self.dir.join(side).join(name)
+    }
+
+    /// `args` through the tool of `side` called `name`, running.
+    fn spawn(&self, side: &str, name: &str, args: &[String]) -> Running {
+        Running::spawn(Command::new(self.path(side, name)).args(args))
     }
 
     /// Runs `args` through both tools called `name`, at the same time; (real, ours).
@@ -131,14 +131,6 @@ fn agree_apart_from_diagnostics(args: &[String], (real, ours): &(Outcome, Outcom
         line.starts_with("readygate: cannot run ") || line.contains("is not a whole number")
     });
     agree(args, &(real, ours));
-}
-
-/// A listener that opens on `port` after `delay` and stays open until joined.
-fn open_late(port: u16, delay: Duration) -> JoinHandle<TcpListener> {
-    thread::spawn(move || {
-        thread::sleep(delay);
-        TcpListener::bind(("127.0.0.1", port)).expect("bind the late port")
-    })
 }
 
 #[test]
@@ -243,18 +235,46 @@ fn late_port_with_and_without_timeouts() {
         // Not a number to bash: the script waits with no timeout at all.
         with_command(&["-s", "-t", "1s", &hostport]),
     ];
-    let late = open_late(port, LATE);
-    let pairs = tools.run_all("wait-for-it", &cases);
-    drop(late.join().unwrap());
-    for (args, pair) in cases.iter().zip(&pairs) {
-        agree_apart_from_diagnostics(args, pair);
-        pair.1.expect_faster_than(Duration::from_secs(4));
+    // Every case runs through both tools at once. The port opens once all have said they
+    // wait and both `-t 1` runs have timed out: late for every run, whatever the machine's pace.
+    let mut runs: Vec<(Running, Running)> = cases
+        .iter()
+        .map(|args| {
+            (
+                tools.spawn("real", "wait-for-it", args),
+                tools.spawn("ours", "wait-for-it", args),
+            )
+        })
+        .collect();
+    for (real, ours) in &mut runs {
+        real.line("waiting");
+        ours.line("waiting");
     }
-    for ready in [&pairs[0].1, &pairs[1].1, &pairs[3].1] {
-        ready
+    let (real, ours) = runs.remove(2);
+    let timed_out = (real.finish(), ours.finish());
+    let _listener = TcpListener::bind(("127.0.0.1", port)).expect("bind the late port");
+    let opened = Instant::now();
+    // For each run of ours: how long after its start the port opened.
+    let mut opened_after: Vec<Duration> = runs
+        .iter()
+        .map(|(_, ours)| opened.duration_since(ours.started()))
+        .collect();
+    opened_after.insert(2, Duration::ZERO);
+    let mut pairs: Vec<(Outcome, Outcome)> = runs
+        .into_iter()
+        .map(|(real, ours)| (real.finish(), ours.finish()))
+        .collect();
+    pairs.insert(2, timed_out);
+    for ((args, pair), after) in cases.iter().zip(&pairs).zip(&opened_after) {
+        agree_apart_from_diagnostics(args, pair);
+        pair.1.expect_faster_than(*after + Duration::from_secs(4));
+    }
+    for ready in [0, 1, 3] {
+        pairs[ready]
+            .1
             .expect_code(3)
             .expect_stdout("ran")
-            .expect_slower_than(LATE - Duration::from_millis(100));
+            .expect_slower_than(opened_after[ready]);
     }
     pairs[2].1.expect_code(124);
     assert_eq!(pairs[2].1.stdout, "");
@@ -364,17 +384,10 @@ fn sigterm_while_waiting_exits_143_without_running_the_command() {
     let hostport = closed_addr().to_string();
     let mut list = args(&["-t", "0", &hostport]);
     list.extend(args(&COMMAND));
-    let (child, started) = Command::new(tools.path("ours", "wait-for-it"))
-        .args(&list)
-        .stdin(Stdio::null())
-        .spawn_captured();
-    thread::sleep(Duration::from_millis(300));
-    let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let outcome = finish(child, started);
+    let mut running = tools.spawn("ours", "wait-for-it", &list);
+    running.line("waiting for");
+    running.signal(libc::SIGTERM);
+    let outcome = running.finish();
     outcome
         .expect_code(143)
         .expect_faster_than(Duration::from_secs(3));

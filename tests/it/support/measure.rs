@@ -29,20 +29,15 @@ impl Measured {
     }
 }
 
-/// GNU time: it forks the measured process from its own small image, so the kernel's peak
+/// Runs `command` to completion under GNU time, collecting its output, wall time and peak
+/// memory. GNU time forks the measured process from its own small image, so the kernel's peak
 /// figure is readygate's alone (a child forked straight from this large test process would
 /// inherit the test's peak in `ru_maxrss` across `exec`).
-const TIME: &str = "/usr/bin/time";
-
-/// Runs `command` to completion under [`TIME`], collecting its output, wall time and peak memory.
 pub fn measured(command: &mut Command) -> Measured {
-    assert!(
-        std::path::Path::new(TIME).exists(),
-        "{TIME} is missing: run scripts/install-test-deps.sh (Debian package `time`)"
-    );
+    let time = super::require("time");
     let report = super::TempDir::new();
     let report_file = report.join("peak");
-    let mut timed = Command::new(TIME);
+    let mut timed = Command::new(&time);
     timed
         .args(["--format", "%M", "--output"])
         .arg(&report_file)
@@ -63,6 +58,6 @@ pub fn measured(command: &mut Command) -> Measured {
         .lines()
         .last()
         .and_then(|line| line.trim().parse().ok())
-        .unwrap_or_else(|| panic!("unexpected report from {TIME}: {written:?}"));
+        .unwrap_or_else(|| panic!("unexpected report from {}: {written:?}", time.display()));
     Measured { outcome, peak_kib }
 }

@@ -76,6 +76,18 @@ impl Redis {
         )
     }
 
+    /// How many connections the server has accepted so far (`INFO stats`), counting the one
+    /// this query makes.
+    #[track_caller]
+    pub fn connections_received(&self) -> u64 {
+        let stats = self.cli(&["info", "stats"]);
+        stats
+            .lines()
+            .find_map(|line| line.strip_prefix("total_connections_received:"))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no total_connections_received in {stats:?}"))
+    }
+
     /// The server's answer to `PING` (so a test knows it is the real thing).
     #[track_caller]
     pub fn ping(&self) -> String {

@@ -118,32 +118,48 @@ impl Running {
     /// As [`Running::line`], failing after `limit`.
     #[track_caller]
     pub fn line_within(&mut self, text: &str, limit: Duration) -> Instant {
+        self.lines_within(&[text], limit)
+    }
+
+    /// When the last of `texts` was written, each in a stderr line of its own and in any
+    /// order; fails the test after [`EVENT_LIMIT`].
+    #[track_caller]
+    pub fn lines<S: AsRef<str>>(&mut self, texts: &[S]) -> Instant {
+        self.lines_within(texts, EVENT_LIMIT)
+    }
+
+    /// As [`Running::lines`], failing after `limit`.
+    #[track_caller]
+    pub fn lines_within<S: AsRef<str>>(&mut self, texts: &[S], limit: Duration) -> Instant {
+        let mut missing: Vec<&str> = texts.iter().map(AsRef::as_ref).collect();
         let deadline = Instant::now() + limit;
-        loop {
+        let mut last = Instant::now();
+        while !missing.is_empty() {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
                 Ok((at, line)) => {
-                    let found = line.contains(text);
-                    self.seen.push(line);
-                    if found {
-                        return at;
+                    if let Some(found) = missing.iter().position(|text| line.contains(text)) {
+                        missing.remove(found);
+                        last = at;
                     }
+                    self.seen.push(line);
                 }
                 Err(RecvTimeoutError::Timeout) => {
                     self.kill();
                     panic!(
-                        "no stderr line with {text:?} within {limit:?}; it wrote:\n{}",
+                        "no stderr line with {missing:?} within {limit:?}; it wrote:\n{}",
                         self.seen.concat()
                     );
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     panic!(
-                        "it ended without a stderr line with {text:?}; it wrote:\n{}",
+                        "it ended without a stderr line with {missing:?}; it wrote:\n{}",
                         self.seen.concat()
                     );
                 }
             }
         }
+        last
     }
 
     /// Takes every stderr line written so far, so that the next [`Running::line`] sees only
@@ -151,6 +167,12 @@ impl Running {
     pub fn skip_written(&mut self) {
         self.seen
             .extend(self.lines.try_iter().map(|(_, line)| line));
+    }
+
+    /// Whether any stderr line written so far contains `text` (without waiting).
+    pub fn said(&mut self, text: &str) -> bool {
+        self.skip_written();
+        self.seen.iter().any(|line| line.contains(text))
     }
 
     /// Whether it is still running (not yet reaped).
