@@ -9,7 +9,7 @@ use crate::support::measure::{measured, Measured};
 use crate::support::raw::{self, HangUpSocket, Peer, ShapeShifter};
 use crate::support::run::{finish, RunExt};
 use crate::support::trailerless::TrailerlessGrpc;
-use crate::support::{readygate, TempDir};
+use crate::support::{readygate, wait_until, TempDir};
 
 /// The deadline every hostile wait is given.
 const DEADLINE: Duration = Duration::from_secs(2);
@@ -183,13 +183,7 @@ fn sigterm_ends_a_wait_on_endless_informational_heads() {
     let peer = Peer::start(raw::informational_forever);
     let url = peer.url("http", "/");
     let (child, started) = readygate(["wait", "-t", "60s", &url]).spawn_captured();
-    while peer.accepted() < 2 {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "never connected"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_until("a second connection to the peer", || peer.accepted() >= 2);
     let signalled = std::time::Instant::now();
     // SAFETY: plain kill(2) on our own child.
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };

@@ -1,10 +1,9 @@
 //! `dns://NAME` resolved as in a pod: the hosts file, then the cluster's DNS with its search
 //! list and `ndots:5`.
 
-use std::time::Duration;
-
 use crate::support::pod::Pod;
 use crate::support::run::{finish, RunExt};
+use crate::support::wait_until;
 
 const HOSTS: &str = "127.0.0.1 localhost\n::1 localhost\n10.0.0.7 legacy-db\n";
 
@@ -43,18 +42,10 @@ fn waiting_for_a_name_ends_when_it_is_published() {
         .readygate(["wait", "--timeout", "30s", "dns://queue"])
         .spawn_captured();
     // Published only once the wait has asked for it and been told there is no such name.
-    let asked = std::time::Instant::now();
-    while !pod
-        .dns_log()
-        .contains("queue.default.svc.cluster.local is NXDOMAIN")
-    {
-        assert!(
-            asked.elapsed() < Duration::from_secs(20),
-            "{}",
-            pod.dns_log()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until("dnsmasq to deny the name", || {
+        pod.dns_log()
+            .contains("queue.default.svc.cluster.local is NXDOMAIN")
+    });
     pod.stop_dns();
     pod.start_dns(&[("queue.default.svc.cluster.local", "10.0.0.11")]);
     finish(child, started)

@@ -12,7 +12,6 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
@@ -192,18 +191,13 @@ impl ApiServer {
         self.state.lock().unwrap().seen.clone()
     }
 
-    /// Waits (up to 20 s) until at least `n` requests were answered: the event a test that
-    /// changes state mid-wait synchronises on.
+    /// Waits until at least `n` requests were answered: the event a test that changes state
+    /// mid-wait synchronises on.
+    #[track_caller]
     pub fn wait_for_requests(&self, n: usize) {
-        let started = Instant::now();
-        while self.seen().len() < n {
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "the API server saw {} requests, not {n}",
-                self.seen().len()
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        super::wait_until(&format!("{n} requests to the API server"), || {
+            self.seen().len() >= n
+        });
     }
 }
 
