@@ -47,6 +47,7 @@ fn target_like() -> impl Strategy<Value = String> {
         Just("nats://"),
         Just("zk://"),
         Just("dns://"),
+        Just("k8s://"),
         Just("ftp://"),
         Just("/"),
         Just("./"),

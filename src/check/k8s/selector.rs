@@ -66,8 +66,8 @@ fn requirement_ok(requirement: &str) -> Result<(), String> {
 /// `[PREFIX/]NAME`: PREFIX a DNS subdomain, NAME a label name.
 fn key_ok(key: &str) -> Result<(), String> {
     let (prefix, name) = key.rsplit_once('/').unwrap_or(("", key));
-    let prefix_ok = prefix.is_empty()
-        || (prefix.len() <= 253 && prefix.split('.').all(|l| super::target::dns_label(l, 63)));
+    let prefix_ok =
+        prefix.is_empty() || (prefix.len() <= 253 && prefix.split('.').all(|l| dns_label(l, 63)));
     if !prefix_ok || name.is_empty() || !name_ok(name) {
         return Err(format!("invalid label key {}", quoted(key)));
     }
@@ -91,6 +91,17 @@ fn name_ok(name: &str) -> bool {
         && bytes.iter().all(|&b| inner(b))
         && bytes[0].is_ascii_alphanumeric()
         && bytes[bytes.len() - 1].is_ascii_alphanumeric()
+}
+
+/// Letters, digits and inner `-`, at most `max` long: an RFC 1123 label.
+pub(super) fn dns_label(label: &str, max: usize) -> bool {
+    !label.is_empty()
+        && label.len() <= max
+        && label
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        && !label.starts_with('-')
+        && !label.ends_with('-')
 }
 
 /// %-encodes a query value: everything but RFC 3986's unreserved characters.

@@ -1,7 +1,7 @@
 //! `k8s://KIND/NAME` and `k8s://pods?selector=LABELS`, each with an optional `?namespace=NS`:
 //! read once, at parse time, into a [`K8sTarget`].
 
-use super::selector;
+use super::selector::{self, dns_label};
 use crate::redact::quoted;
 
 /// The Kubernetes object (or set of pods) a target waits on.
@@ -116,17 +116,6 @@ pub(super) fn namespace_name(name: &str) -> Result<(), String> {
             quoted(name)
         )),
     }
-}
-
-/// Letters, digits and inner `-`, at most `max` long.
-pub(super) fn dns_label(label: &str, max: usize) -> bool {
-    !label.is_empty()
-        && label.len() <= max
-        && label
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
-        && !label.starts_with('-')
-        && !label.ends_with('-')
 }
 
 /// Decodes `%XX` escapes of a query value.
