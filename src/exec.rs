@@ -13,10 +13,9 @@ pub fn exec(command: &[OsString]) -> Exit {
     let (program, args) = command.split_first().expect("a command was given");
     let mut command = Command::new(program);
     command.args(args);
-    crate::signal::restore_mask_for(&mut command);
+    crate::signal::restore_for(&mut command);
     let err = command.exec();
-    // std resets SIGPIPE to its default for the new program; the exec failed, so ignore it
-    // again, or the message below would kill readygate (not exit 126/127) on a closed stderr.
+    // std resets SIGPIPE to its default before the exec; the exec failed, so ignore it again, or the message below would kill readygate (not exit 126/127) on a closed stderr.
     // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     cannot_run(program, &err)

@@ -1,9 +1,4 @@
 //! readygate: make Kubernetes workloads start in the right order.
-//!
-//! `no_main`: the C library calls [`main`] below directly, without std's start-up, which a
-//! one-shot `probe` paid for at every run; `entry` keeps the part of it readygate needs. Tests
-//! keep std's `main` (the test harness's).
-#![cfg_attr(not(test), no_main)]
 
 #[macro_use]
 mod say;
@@ -13,11 +8,8 @@ mod cli;
 mod compat;
 mod duration;
 mod engine;
-#[cfg(not(test))]
-mod entry;
 mod exec;
 mod exit;
-mod fast_cli;
 mod fdlimit;
 mod generate;
 mod header;
@@ -40,32 +32,24 @@ mod target;
 mod tls;
 mod transport;
 
+use std::process::ExitCode;
+
 use clap::Parser;
 
 use cli::{Cli, Command};
 use exit::Exit;
 use plan::Plan;
 
-/// The process's entry point, called by the C library's start-up (see `entry`); argv is read
-/// through `std::env::args_os` instead of `argc`/`argv`.
-#[cfg(not(test))]
-#[no_mangle]
-extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
-    entry::init();
-    let status = readygate();
-    // std's start-up would flush stdout after `fn main`; `probe` reports there.
-    let _ = std::io::Write::flush(&mut std::io::stdout());
-    status.into()
+fn main() -> ExitCode {
+    ExitCode::from(readygate())
 }
 
 /// Runs readygate (or the tool it was invoked as) and returns the exit status.
-#[cfg_attr(test, allow(dead_code))]
 fn readygate() -> u8 {
     if let Some(status) = compat::dispatch() {
         return status;
     }
-    let fast = fast_cli::parse(std::env::args_os(), fast_cli::environment());
-    let cli = match fast.map(Ok).unwrap_or_else(Cli::try_parse) {
+    let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => return usage_error(err).report(),
     };

@@ -13,7 +13,7 @@ pub async fn wait_or_probe(mut plan: Plan) -> Exit {
     let context = Context::new(std::mem::take(&mut plan.options));
     if plan.disabled {
         tracing::info!("READYGATE_DISABLED is set: not waiting");
-        return ready(&plan, &context).await;
+        return ready(&plan, &context, &mut signals).await;
     }
     let names = report::names(&plan.targets);
     if plan.mode == Mode::Wait {
@@ -31,10 +31,7 @@ pub async fn wait_or_probe(mut plan: Plan) -> Exit {
     let checks = plan
         .targets
         .iter()
-        .map(|target| Check {
-            target: target.clone(),
-            context: context.clone(),
-        })
+        .map(|target| Check::new(target.clone(), context.clone()))
         .collect();
     let started = tokio::time::Instant::now();
     let report = tokio::select! {
@@ -45,7 +42,7 @@ pub async fn wait_or_probe(mut plan: Plan) -> Exit {
         }
     };
     if report.ready {
-        ready(&plan, &context).await
+        ready(&plan, &context, &mut signals).await
     } else {
         report::not_ready(&plan, &report, started.elapsed());
         Exit::NotReady
@@ -53,16 +50,23 @@ pub async fn wait_or_probe(mut plan: Plan) -> Exit {
 }
 
 /// Everything that follows readiness: the marker file, then COMMAND (exec, or as a child with
-/// `--on-exit`) if any.
-async fn ready(plan: &Plan, context: &Context) -> Exit {
+/// `--on-exit`) if any. A SIGTERM or SIGINT that came meanwhile still stops readygate: once
+/// COMMAND runs, one caught by readygate would be lost.
+async fn ready(plan: &Plan, context: &Context, signals: &mut Terminations) -> Exit {
     if let Some(path) = &plan.touch {
         if let Err(reason) = report::touch(path) {
             tracing::error!("{reason}");
             return Exit::NotReady;
         }
     }
+    if plan.command.is_empty() {
+        return Exit::Ready;
+    }
+    if let Some(signal) = signals.arrived().await {
+        tracing::warn!("stopped by signal {signal} before running the command");
+        return Exit::Signal(signal);
+    }
     match &plan.on_exit {
-        _ if plan.command.is_empty() => Exit::Ready,
         Some(url) => {
             let timeout = plan.policy.attempt_timeout;
             crate::supervise::supervise(&plan.command, url, timeout, &context.options).await

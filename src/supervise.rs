@@ -31,7 +31,7 @@ pub async fn supervise(
     let (program, args) = command.split_first().expect("a command was given");
     let mut child = Command::new(program);
     child.args(args);
-    crate::signal::restore_mask_for(&mut child);
+    crate::signal::restore_for(&mut child);
     let exit = match child.spawn() {
         Ok(child) => {
             let pid = child.id() as libc::pid_t;
@@ -55,26 +55,36 @@ pub async fn supervise(
 }
 
 /// The signals a supervisor handles: child exits, and those it passes on to the child.
-struct Signals(Listener);
+struct Signals {
+    /// A child (COMMAND, or an orphan handed to PID 1) has exited.
+    child: Listener,
+    /// Passed on: the kubelet stopping the container.
+    term: Listener,
+    /// Passed on: Ctrl-C.
+    int: Listener,
+    /// Passed on: a reload request, by convention.
+    hup: Listener,
+}
 
 impl Signals {
-    /// SIGCHLD (a child, COMMAND or an orphan handed to PID 1, has exited), and the signals
-    /// passed on: SIGTERM (the kubelet stopping the container), SIGINT (Ctrl-C), SIGHUP (a
-    /// reload request, by convention).
     fn listen() -> Signals {
-        Signals(Listener::new(&[
-            libc::SIGCHLD,
-            libc::SIGTERM,
-            libc::SIGINT,
-            libc::SIGHUP,
-        ]))
+        Signals {
+            child: Listener::new(libc::SIGCHLD),
+            term: Listener::new(libc::SIGTERM),
+            int: Listener::new(libc::SIGINT),
+            hup: Listener::new(libc::SIGHUP),
+        }
     }
 
     /// The next thing to act on: `Some(N)` is signal N to forward; `None` means a child may
     /// have exited (a SIGCHLD, or the poll interval passed).
     async fn next(&mut self) -> Option<i32> {
+        // Cancellation: every arm is cancel-safe; a signal that arrives meanwhile stays queued.
         tokio::select! {
-            signal = self.0.next() => (signal != libc::SIGCHLD).then_some(signal),
+            () = self.term.recv() => Some(libc::SIGTERM),
+            () = self.int.recv() => Some(libc::SIGINT),
+            () = self.hup.recv() => Some(libc::SIGHUP),
+            () = self.child.recv() => None,
             () = sleep(REAP_POLL) => None,
         }
     }

@@ -1,9 +1,6 @@
 //! Opening the byte stream an attempt talks over: TCP to the resolved addresses (staggered, as
 //! in Happy Eyeballs), or a Unix socket.
 
-mod connect;
-
-use std::cell::RefCell;
 use std::io;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -34,59 +31,26 @@ const NEXT_ADDRESS_AFTER: Duration = Duration::from_millis(250);
 /// to; the error names the last failure.
 pub async fn connect_tcp(endpoint: &Endpoint) -> Result<TcpStream, Reason> {
     let addrs = match endpoint.host {
-        // An IP literal is one address: no list to allocate on every attempt.
-        Host::Ip(ip) => return connect_one(SocketAddr::new(ip, endpoint.port)).await,
+        Host::Ip(ip) => vec![SocketAddr::new(ip, endpoint.port)],
         Host::Name(_) => resolve(endpoint).await?,
     };
-    if let [addr] = addrs[..] {
-        return connect_one(addr).await;
-    }
     connect_any(&addrs, endpoint).await
 }
 
-/// Connects to the first of several addresses that accepts. Each is first tried in place, in
-/// order: a loopback peer answers within `connect()` itself, so `localhost` (::1 and
-/// 127.0.0.1) costs a refused attempt no task, timer or runtime wake-up. The first connect
-/// still on its way (a peer on another machine) starts the staggered race over it and the
-/// addresses after it.
+/// Happy Eyeballs (RFC 8305): each address joins the race [`NEXT_ADDRESS_AFTER`] after the one
+/// before, or at once when one fails; the first to connect wins.
 async fn connect_any(addrs: &[SocketAddr], endpoint: &Endpoint) -> Result<TcpStream, Reason> {
-    let mut last = None;
-    for (index, &addr) in addrs.iter().enumerate() {
-        match connect::try_now(addr) {
-            Ok(connect::Begun::Connected(stream)) => return Ok(stream),
-            Ok(connect::Begun::Pending(pending)) => {
-                return race(addr, pending, &addrs[index + 1..], last, addrs.len()).await;
-            }
-            Err(err) => last = Some((addr, err)),
-        }
-    }
-    match last {
-        Some((addr, err)) => Err(connect_error(&addr, &err, addrs.len())),
-        None => Err(format!("no address to connect to for {}", endpoint.host)),
-    }
-}
-
-/// Happy Eyeballs from a connect already on its way to `first`: each address in `rest` joins
-/// the race [`NEXT_ADDRESS_AFTER`] after the one before, or at once when one fails; the first
-/// to connect wins. `last` is the failure before the race, `total` the count for the error.
-async fn race(
-    first: SocketAddr,
-    pending: connect::Pending,
-    rest: &[SocketAddr],
-    mut last: Option<(SocketAddr, io::Error)>,
-    total: usize,
-) -> Result<TcpStream, Reason> {
-    let mut waiting = rest.iter().copied();
+    let mut waiting = addrs.iter().copied();
     let mut connecting = JoinSet::new();
-    connecting.spawn(async move { (first, pending.finish().await) });
-    let next_after = sleep(NEXT_ADDRESS_AFTER);
+    let mut last = None;
+    let next_after = sleep(Duration::ZERO);
     tokio::pin!(next_after);
     loop {
         // Cancellation: both arms are cancel-safe; dropping `connecting` aborts every connect.
         tokio::select! {
             () = &mut next_after, if waiting.len() > 0 => {
                 let addr = waiting.next().expect("an address is waiting");
-                connecting.spawn(async move { (addr, connect::connect(addr).await) });
+                connecting.spawn(async move { (addr, connect(addr).await) });
                 next_after.as_mut().reset(Instant::now() + NEXT_ADDRESS_AFTER);
             }
             Some(joined) = connecting.join_next() => match joined {
@@ -102,43 +66,21 @@ async fn race(
         }
     }
     match last {
-        Some((addr, err)) => Err(connect_error(&addr, &err, total)),
-        None => Err(format!("no answer from {first}")),
+        Some((addr, err)) => Err(connect_error(&addr, &err, addrs.len())),
+        None => Err(format!("no address to connect to for {}", endpoint.host)),
     }
 }
 
-/// Connects to a single address in place: with nothing to stagger, that spares a task and a
-/// timer, and the runtime two wake-ups, on every attempt (most targets are one IP; `bench/`).
-async fn connect_one(addr: SocketAddr) -> Result<TcpStream, Reason> {
-    connect::connect(addr)
-        .await
-        .map_err(|err| connect_error(&addr, &err, 1))
-}
-
-thread_local! {
-    /// The last connect error's text, with the address, OS error and address count it says:
-    /// a target that stays down is refused the same way many times a second, and formatting
-    /// the address afresh was a quarter of the instructions such an attempt ran.
-    static LAST_CONNECT_ERROR: RefCell<Option<(SocketAddr, i32, usize, Reason)>> =
-        const { RefCell::new(None) };
+/// One TCP connect on a fresh socket, with Nagle's algorithm off: a probe's request is one
+/// small write that must not wait for an acknowledgement.
+async fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
+    let stream = TcpStream::connect(addr).await?;
+    let _ = stream.set_nodelay(true);
+    Ok(stream)
 }
 
 /// `connection refused to 127.0.0.1:5432`, naming how many other addresses were tried.
 fn connect_error(addr: &SocketAddr, err: &io::Error, tried: usize) -> Reason {
-    let Some(code) = err.raw_os_error() else {
-        return format_connect_error(addr, err, tried);
-    };
-    LAST_CONNECT_ERROR.with_borrow_mut(|last| match last {
-        Some((a, c, t, text)) if a == addr && *c == code && *t == tried => text.clone(),
-        _ => {
-            let text = format_connect_error(addr, err, tried);
-            *last = Some((*addr, code, tried, text.clone()));
-            text
-        }
-    })
-}
-
-fn format_connect_error(addr: &SocketAddr, err: &io::Error, tried: usize) -> Reason {
     let also = if tried > 1 {
         format!(
             " (and {} other address{})",
@@ -235,8 +177,26 @@ mod tests {
         assert_eq!(err, format!("connection refused to 127.0.0.1:{port}"));
     }
 
+    /// A listener whose accept queue is full: a further SYN to it is dropped, so a connect to
+    /// it stays pending as one to an unanswering host. The streams fill the queue.
+    fn full_listener() -> (TcpListener, Vec<std::net::TcpStream>) {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind((Ipv4Addr::LOCALHOST, 0).into()).unwrap();
+        let listener = socket.listen(0).unwrap().into_std().unwrap();
+        listener.set_nonblocking(false).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut fillers = Vec::new();
+        for _ in 0..8 {
+            match std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
+                Ok(stream) => fillers.push(stream),
+                Err(_) => return (listener, fillers),
+            }
+        }
+        panic!("the accept queue never filled");
+    }
+
     #[test]
-    fn a_repeated_connect_error_is_told_as_it_is() {
+    fn connect_errors_name_the_address_and_how_many_others() {
         let refused = io::Error::from_raw_os_error(libc::ECONNREFUSED);
         let unreachable = io::Error::from_raw_os_error(libc::ENETUNREACH);
         let a: SocketAddr = "127.0.0.1:1".parse().unwrap();
@@ -262,13 +222,8 @@ mod tests {
                 "connection refused to [::1]:1 (and 2 other addresses)",
             ),
         ];
-        // Each twice in a row (the second from the cache), and the whole list twice (each
-        // after a different one).
-        for _ in 0..2 {
-            for (addr, err, count, text) in &cases {
-                assert_eq!(connect_error(addr, err, *count), *text);
-                assert_eq!(connect_error(addr, err, *count), *text);
-            }
+        for (addr, err, count, text) in &cases {
+            assert_eq!(connect_error(addr, err, *count), *text);
         }
     }
 
@@ -297,7 +252,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_first_address_that_does_not_answer_still_races_the_next() {
-        let (full, _fillers) = super::connect::tests::full_listener();
+        let (full, _fillers) = full_listener();
         let unanswered = full.local_addr().unwrap();
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
         let open = listener.local_addr().unwrap();

@@ -1,18 +1,25 @@
 //! `file:///PATH`: ready when the path exists and, with `--contains`/`--matches`, its content
-//! matches. File-system events (dnotify, else inotify) wake the retry loop at once; polling
-//! remains the fallback for file systems without events.
+//! matches. File-system events (inotify) wake the retry loop at once; polling remains the
+//! fallback where there are no events.
 
 use std::ffi::OsStr;
 use std::fs::OpenOptions;
 use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use ::inotify::{WatchDescriptor, WatchMask};
+use tokio::sync::Notify;
 
 use crate::engine::Reason;
 use crate::matcher::{Matcher, MAX_BODY};
 use crate::transport::describe_io;
+use inotify::Hub;
 
-mod dnotify;
+use super::offload::Lane;
+
 mod inotify;
 
 /// One attempt: does the path exist (following symlinks, as a ConfigMap mount needs), and
@@ -69,83 +76,120 @@ pub enum Wake {
     OnContent,
 }
 
-/// Folder events from whichever kernel interface this machine offers.
-enum Events {
-    /// dnotify: closing it does not wait for the kernel (see that module).
-    Dnotify(dnotify::Watcher),
-    /// inotify, where dnotify is unavailable.
-    Inotify(inotify::Watcher),
-}
-
-impl Events {
-    /// dnotify if it can watch `folder`, else inotify; `None` when neither can.
-    fn new(folder: &Path, wake: Wake) -> Option<Events> {
-        if let Ok(watcher) = dnotify::Watcher::new(folder, wake) {
-            return Some(Events::Dnotify(watcher));
-        }
-        inotify::Watcher::new(folder, wake)
-            .ok()
-            .map(Events::Inotify)
-    }
-
-    /// Watches `folder` if it is not the folder watched already.
-    fn aim(&mut self, folder: &Path) -> io::Result<()> {
-        match self {
-            Events::Dnotify(watcher) => watcher.aim(folder),
-            Events::Inotify(watcher) => watcher.aim(folder),
-        }
-    }
-
-    async fn changed(&mut self) {
-        match self {
-            Events::Dnotify(watcher) => watcher.changed().await,
-            Events::Inotify(watcher) => watcher.changed().await,
-        }
-    }
-}
-
-/// Events on the nearest existing folder of the target path, re-aimed after every event so a
-/// file inside folders that do not exist yet is still noticed the moment it appears.
+/// Events on the nearest existing folder of the target path, re-aimed after an event when that
+/// may now be another folder, so a file inside folders that do not exist yet is still noticed
+/// the moment it appears. Looking for the folder and watching it are file-system calls: they
+/// run in the target's lane, never on the runtime's thread.
 pub struct FileWatch {
-    /// The folder's events.
-    events: Events,
+    /// Woken by the folder's events, and after a re-aim to another folder.
+    wake: Arc<Notify>,
+    /// What the lane's jobs update.
+    aim: Arc<Aim>,
+    /// The target's lane.
+    lane: Lane,
+}
+
+/// The watch's state, shared with the jobs that (re-)aim it.
+struct Aim {
+    hub: Arc<Hub>,
     /// The target path.
     path: PathBuf,
+    /// The folder the path's file would be in.
+    parent: Option<PathBuf>,
+    /// The events asked for.
+    mask: WatchMask,
+    wake: Arc<Notify>,
+    /// The folder watched now and its watch, once set.
+    current: Mutex<Option<(PathBuf, WatchDescriptor)>>,
+    /// A job to re-aim is queued or running.
+    pending: AtomicBool,
 }
 
 impl FileWatch {
-    /// Starts watching; `None` when the kernel offers no events here (then the target is only
-    /// polled).
-    pub fn new(path: &Path, wake: Wake) -> Option<FileWatch> {
-        let folder = nearest_existing_folder(path)?;
-        Some(FileWatch {
-            events: Events::new(&folder, wake)?,
+    /// Starts watching in `lane` (before any attempt queued after this call); `None` when the
+    /// kernel offers no events here (then the target is only polled).
+    pub fn new(path: &Path, wake: Wake, lane: &Lane) -> Option<FileWatch> {
+        let notify = Arc::new(Notify::new());
+        let aim = Arc::new(Aim {
+            hub: Hub::shared()?,
             path: path.to_path_buf(),
+            parent: parent_of(path),
+            mask: inotify::mask(wake),
+            wake: Arc::clone(&notify),
+            current: Mutex::new(None),
+            pending: AtomicBool::new(true),
+        });
+        let job = Arc::clone(&aim);
+        lane.start(move || job.aim());
+        Some(FileWatch {
+            wake: notify,
+            aim,
+            lane: lane.clone(),
         })
-    }
-
-    /// Watches the nearest existing ancestor folder of the path, if that is another folder
-    /// now (another name, or the same name for a folder made again).
-    fn aim(&mut self) {
-        if let Some(folder) = nearest_existing_folder(&self.path) {
-            let _ = self.events.aim(&folder);
-        }
     }
 
     /// Resolves after the next change in the watched folder.
     pub async fn changed(&mut self) {
-        self.events.changed().await;
-        self.aim();
+        self.wake.notified().await;
+        if self.aim.may_move() && !self.aim.pending.swap(true, Ordering::AcqRel) {
+            let job = Arc::clone(&self.aim);
+            self.lane.start(move || job.aim());
+        }
+    }
+}
+
+impl Aim {
+    /// Watches the nearest existing folder of the path; after a move to another folder, wakes
+    /// the target once, for what changed before the new watch was set.
+    fn aim(&self) {
+        self.pending.store(false, Ordering::Release);
+        let Some(folder) = nearest_existing_folder(&self.path) else {
+            return;
+        };
+        let Ok(wd) = self.hub.add(&folder, self.mask) else {
+            return;
+        };
+        let mut current = self.current.lock().expect("watch lock");
+        let old = current.as_ref().map(|(_, wd)| wd);
+        let first = old.is_none();
+        if self.hub.subscribe(&self.wake, old, wd.clone()) && !first {
+            self.wake.notify_one();
+        }
+        *current = Some((folder, wd));
+    }
+
+    /// Whether the nearest existing folder may be another one now: the watched folder is an
+    /// ancestor (the one below may have appeared), or it went away.
+    fn may_move(&self) -> bool {
+        match &*self.current.lock().expect("watch lock") {
+            Some((folder, wd)) => {
+                Some(folder) != self.parent.as_ref() || !self.hub.follows(&self.wake, wd)
+            }
+            None => true,
+        }
+    }
+}
+
+impl Drop for Aim {
+    fn drop(&mut self) {
+        if let Some((_, wd)) = self.current.get_mut().ok().and_then(Option::take) {
+            self.hub.unsubscribe(&self.wake, &wd);
+        }
+    }
+}
+
+/// The folder a file at `path` would be in (`.` for a bare name).
+fn parent_of(path: &Path) -> Option<PathBuf> {
+    match path.parent() {
+        Some(parent) if parent.as_os_str().is_empty() => Some(PathBuf::from(".")),
+        Some(parent) => Some(parent.to_path_buf()),
+        None => None,
     }
 }
 
 /// The path's parent if it exists, else the closest ancestor that does.
 fn nearest_existing_folder(path: &Path) -> Option<PathBuf> {
-    let mut folder = match path.parent() {
-        Some(parent) if parent.as_os_str().is_empty() => Path::new(".").to_path_buf(),
-        Some(parent) => parent.to_path_buf(),
-        None => return None,
-    };
+    let mut folder = parent_of(path)?;
     loop {
         if folder.is_dir() {
             return Some(folder);

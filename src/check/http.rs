@@ -13,6 +13,7 @@ use hyper::header::LOCATION;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 
+use super::offload::Lane;
 use super::{Context, HttpMethod};
 use crate::engine::{waiting_for, Reason};
 use crate::matcher::{Matcher, MAX_BODY};
@@ -32,7 +33,7 @@ const MAX_REDIRECTS: usize = 10;
 const STATUS_BODY: usize = 10 * 1024;
 
 /// One attempt: request, following same-host redirects, then judge status and body.
-pub async fn check(target: &HttpTarget, context: &Context) -> Result<(), Reason> {
+pub async fn check(target: &HttpTarget, context: &Context, lane: &Lane) -> Result<(), Reason> {
     let options = &context.options;
     let mut redirected: Option<HttpTarget> = None;
     let mut carry = Carry::ALL;
@@ -57,7 +58,7 @@ pub async fn check(target: &HttpTarget, context: &Context) -> Result<(), Reason>
                 waiting_for(crate::engine::NOTHING_YET);
                 // A regex over a hostile megabyte can take seconds: keep it off the timers' thread.
                 let judge = matcher.clone();
-                return if super::offload::run(move || judge.is_match(&body)).await? {
+                return if lane.run(move || judge.is_match(&body)).await? {
                     Ok(())
                 } else {
                     Err(matcher.failure("body"))

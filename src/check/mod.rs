@@ -11,7 +11,7 @@ pub mod k8s;
 mod memcached;
 mod mysql;
 mod nats;
-mod offload;
+pub mod offload;
 mod postgres;
 mod redis;
 mod tcp;
@@ -103,13 +103,26 @@ pub struct Check {
     pub target: Target,
     /// The shared options.
     pub context: Arc<Context>,
+    /// Where this target's blocking work runs.
+    pub lane: offload::Lane,
+}
+
+impl Check {
+    /// `target` checked with the run's `context`.
+    pub fn new(target: Target, context: Arc<Context>) -> Check {
+        Check {
+            target,
+            context,
+            lane: offload::Lane::default(),
+        }
+    }
 }
 
 /// The watch of any check kind: file-system events for files, nothing for the others.
 pub enum CheckWatch {
     /// Polling only.
     None(NoWatch),
-    /// Folder events (dnotify, else inotify) on the file's nearest existing folder.
+    /// Folder events on the file's nearest existing folder.
     File(file::FileWatch),
 }
 
@@ -137,7 +150,7 @@ impl Condition for Check {
 
     fn watch(&self) -> CheckWatch {
         match &self.target.kind {
-            Kind::File(path) => match file::FileWatch::new(path, self.file_wake()) {
+            Kind::File(path) => match file::FileWatch::new(path, self.file_wake(), &self.lane) {
                 Some(watch) => CheckWatch::File(watch),
                 None => CheckWatch::None(NoWatch),
             },
@@ -148,11 +161,12 @@ impl Condition for Check {
     async fn attempt(&self) -> Result<(), Miss> {
         let outcome = match &self.target.kind {
             Kind::Tcp(endpoint) => tcp::check(endpoint).await,
-            Kind::Http(target) => http::check(target, &self.context).await,
+            Kind::Http(target) => http::check(target, &self.context, &self.lane).await,
             Kind::File(path) => {
                 // Off the runtime's thread: a stale mount or a slow regex must not stall timers.
                 let (path, context) = (path.clone(), self.context.clone());
-                offload::run(move || file::check(&path, context.options.matcher.as_ref())).await?
+                let job = move || file::check(&path, context.options.matcher.as_ref());
+                self.lane.run(job).await?
             }
             Kind::Unix(path) => unix::check(path).await,
             Kind::Grpc(target) => grpc::check(target, &self.context).await,

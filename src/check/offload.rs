@@ -1,44 +1,84 @@
-//! Work that a timeout cannot interrupt runs here, on a detached thread: file-system calls that
-//! may hang (a stale network mount), and a `--matches` regular expression over a megabyte of
-//! hostile content, which can take seconds. On the runtime's one thread such work would stall
-//! every timer, so the attempt timeout and the deadline would fire late; here the attempt just
-//! stops waiting for it, on time.
+//! Work that a timeout cannot interrupt runs on a detached thread: file-system calls that may
+//! hang (a dead network mount), and a `--matches` regular expression over a megabyte of hostile
+//! content, which can take seconds. On the runtime's one thread such work would stall every
+//! timer; here the attempt just stops waiting for it, on time.
 //!
-//! One job runs at a time in the whole process: an attempt whose predecessor's job is still
-//! running waits for it (within its own timeout) instead of piling up threads, CPU and memory.
-//! A job still running when readygate exits ends with the process.
+//! Each target has its own [`Lane`], so one target's slow work never delays another's. Within
+//! a lane one job runs at a time: an attempt whose predecessor's job is still running waits for
+//! it (within its own timeout) instead of piling up threads. A job still running when readygate
+//! exits ends with the process.
 
-use tokio::sync::{oneshot, Semaphore};
+use std::sync::Arc;
+
+use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 
 use crate::engine::Reason;
 
-/// The one lane jobs run in.
-static LANE: Semaphore = Semaphore::const_new(1);
+/// One target's lane for blocking work.
+#[derive(Debug, Clone)]
+pub struct Lane(Arc<Semaphore>);
 
-/// Runs `job` on a detached thread and waits for its result; dropping the returned future
-/// (a timeout) leaves the job to finish on its own and free the lane.
-pub async fn run<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static) -> Result<T, Reason> {
-    let permit = LANE
-        .acquire()
-        .await
-        .map_err(|_| "internal error: the work lane is closed".to_string())?;
-    let (sender, receiver) = oneshot::channel();
+impl Default for Lane {
+    fn default() -> Self {
+        Lane(Arc::new(Semaphore::new(1)))
+    }
+}
+
+impl Lane {
+    /// Runs `job` on a detached thread once the lane is free and waits for its result;
+    /// dropping the returned future (a timeout) leaves the job to finish and free the lane.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        job: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, Reason> {
+        let permit = self.0.clone().acquire_owned().await.map_err(|_| closed())?;
+        let (sender, receiver) = oneshot::channel();
+        detach(permit, move || {
+            let _ = sender.send(job());
+        })?;
+        receiver
+            .await
+            .map_err(|_| "internal error: the check stopped without a result".to_string())
+    }
+
+    /// Queues `job` in the lane without waiting for it: at once if the lane is free, so that
+    /// it runs before any job queued after this call.
+    pub fn start(&self, job: impl FnOnce() + Send + 'static) {
+        match self.0.clone().try_acquire_owned() {
+            Ok(permit) => {
+                let _ = detach(permit, job);
+            }
+            Err(_) => {
+                let lane = self.0.clone();
+                tokio::spawn(async move {
+                    if let Ok(permit) = lane.acquire_owned().await {
+                        let _ = detach(permit, job);
+                    }
+                });
+            }
+        }
+    }
+}
+
+/// Runs `job` on a new thread that holds the lane's permit until the job ends.
+fn detach(permit: OwnedSemaphorePermit, job: impl FnOnce() + Send + 'static) -> Result<(), Reason> {
     std::thread::Builder::new()
         .name("readygate-check".into())
         .spawn(move || {
-            crate::signal::block_all();
             let _permit = permit;
-            let _ = sender.send(job());
+            job();
         })
+        .map(drop)
         .map_err(|e| {
             format!(
                 "cannot start a thread: {}",
                 crate::transport::describe_io(&e)
             )
-        })?;
-    receiver
-        .await
-        .map_err(|_| "internal error: the check stopped without a result".to_string())
+        })
+}
+
+fn closed() -> Reason {
+    "internal error: the work lane is closed".to_string()
 }
 
 #[cfg(test)]
@@ -49,15 +89,32 @@ mod tests {
 
     #[tokio::test]
     async fn a_timeout_cuts_a_job_off_and_the_lane_frees_when_it_ends() {
+        let lane = Lane::default();
         let slow = tokio::time::timeout(
             Duration::from_millis(50),
-            run(|| std::thread::sleep(Duration::from_millis(300))),
+            lane.run(|| std::thread::sleep(Duration::from_millis(300))),
         )
         .await;
         assert!(slow.is_err(), "the timeout must fire while the job runs");
         // The next job waits for the lane, then runs.
         let started = std::time::Instant::now();
-        assert_eq!(run(|| 7).await, Ok(7));
+        assert_eq!(lane.run(|| 7).await, Ok(7));
         assert!(started.elapsed() >= Duration::from_millis(150));
+    }
+
+    #[tokio::test]
+    async fn a_stuck_lane_does_not_delay_another() {
+        let (stuck, other) = (Lane::default(), Lane::default());
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        stuck.start(move || {
+            let _ = held.recv();
+        });
+        let started = std::time::Instant::now();
+        assert_eq!(other.run(|| 7).await, Ok(7));
+        assert!(started.elapsed() < Duration::from_secs(2));
+        let blocked = tokio::time::timeout(Duration::from_millis(100), stuck.run(|| 8)).await;
+        assert!(blocked.is_err(), "the stuck lane ran a second job at once");
+        release.send(()).unwrap();
+        assert_eq!(stuck.run(|| 9).await, Ok(9));
     }
 }

@@ -3,14 +3,11 @@
 
 use std::time::Duration;
 
-/// Yields the successive retry delays for one target, each drawn one call ahead so that the
-/// next one can be known in advance ([`Backoff::peek`]).
+/// Yields the successive retry delays for one target.
 #[derive(Debug)]
 pub struct Backoff {
-    /// The un-jittered delay `upcoming` was drawn from.
+    /// The un-jittered next delay.
     base: Duration,
-    /// The delay the next call returns.
-    upcoming: Duration,
     /// The first delay, restored by [`Backoff::reset`].
     first: Duration,
     /// The cap on `base`.
@@ -22,33 +19,24 @@ pub struct Backoff {
 impl Backoff {
     /// A backoff starting at `first` and doubling up to `max` (`max` is raised to `first` if lower).
     pub fn new(first: Duration, max: Duration, seed: u64) -> Self {
-        let mut rng = fastrand::Rng::with_seed(seed);
         Backoff {
             base: first,
-            upcoming: jittered(first, &mut rng),
             first,
             max: max.max(first),
-            rng,
+            rng: fastrand::Rng::with_seed(seed),
         }
     }
 
     /// The next delay: uniform in `[base/2, base]`, after which `base` doubles up to the cap.
     pub fn next_delay(&mut self) -> Duration {
-        let delay = self.upcoming;
+        let delay = jittered(self.base, &mut self.rng);
         self.base = self.base.saturating_mul(2).min(self.max);
-        self.upcoming = jittered(self.base, &mut self.rng);
         delay
-    }
-
-    /// The delay the next call to [`Backoff::next_delay`] will return.
-    pub fn peek(&self) -> Duration {
-        self.upcoming
     }
 
     /// Starts again from the first delay (after a success).
     pub fn reset(&mut self) {
         self.base = self.first;
-        self.upcoming = jittered(self.first, &mut self.rng);
     }
 }
 
@@ -78,19 +66,6 @@ mod tests {
                 );
             }
         }
-    }
-
-    #[test]
-    fn peek_tells_the_next_delay() {
-        let mut backoff = Backoff::new(10 * MS, 100 * MS, 3);
-        for _ in 0..10 {
-            let told = backoff.peek();
-            assert_eq!(backoff.next_delay(), told);
-        }
-        backoff.reset();
-        let told = backoff.peek();
-        assert!(told <= 10 * MS);
-        assert_eq!(backoff.next_delay(), told);
     }
 
     #[test]

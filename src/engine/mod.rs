@@ -2,7 +2,6 @@
 //! and invert. It knows nothing of protocols: a [`Condition`] is anything that can be attempted.
 
 mod backoff;
-pub mod pace;
 mod waiting;
 
 use std::future::Future;
@@ -10,23 +9,18 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::task::JoinSet;
-use tokio::time::{sleep_until, timeout_at, Instant};
+use tokio::time::{sleep, sleep_until, timeout_at, Instant};
 
 pub use backoff::Backoff;
 use waiting::Waiting;
 pub use waiting::{waiting_for, NOTHING_YET};
 
-/// The runtime every command runs on: one thread, I/O and timers, with room for 64 readiness
-/// events per poll rather than tokio's 1024 (a 12 KB buffer made the heap touch 2-3 more pages
-/// at every start; fan-out just polls again), and the timer's origin recorded for `pace`.
+/// The runtime every command runs on: one thread, with I/O (and signals) and timers.
 pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
-        .max_io_events_per_tick(64)
-        .build()?;
-    pace::mark_origin();
-    Ok(runtime)
+        .build()
 }
 
 /// How often the "still waiting" line is logged at most.
@@ -307,7 +301,6 @@ async fn target_loop<C: Condition>(
     // One attempt only (`probe`) has nothing to be woken for: no watch to set up and close.
     let mut watch = (policy.max_attempts != Some(1)).then(|| condition.watch());
     let mut backoff = Backoff::new(policy.interval, policy.max_interval, seed);
-    let mut pacer = pace::Pacer::new();
     let mut streak = 0;
     let mut attempts = 0;
     loop {
@@ -373,10 +366,9 @@ async fn target_loop<C: Condition>(
         if policy.max_attempts.is_some_and(|max| attempts >= max) {
             return End::OutOfAttempts;
         }
-        // Cancellation: both arms are cancel-safe; a sleep cut short by the watch leaves its
-        // timer to run out idle, and the pacer arms afresh.
+        // Cancellation: both arms are cancel-safe.
         tokio::select! {
-            _ = pacer.sleep(delay, backoff.peek()) => {}
+            _ = sleep(delay) => {}
             _ = watch.changed() => {}
         }
     }

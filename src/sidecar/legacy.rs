@@ -8,6 +8,7 @@ use tokio::time::{sleep, sleep_until, Instant};
 
 use super::state::{self, State};
 use crate::check::file::{FileWatch, Wake};
+use crate::check::offload::Lane;
 use crate::check::CheckWatch;
 use crate::cli::{OnNative, SidecarLegacyArgs};
 use crate::engine::humanize;
@@ -26,7 +27,8 @@ pub async fn run(args: SidecarLegacyArgs, mut signals: Terminations) -> Exit {
     let path = &args.state;
     // Watching before the first read, so a write between the read and the wait is not missed;
     // the state is content, and a hand-written one may be written in place.
-    let (mut watch, poll) = match FileWatch::new(path, Wake::OnContent) {
+    let lane = Lane::default();
+    let (mut watch, poll) = match FileWatch::new(path, Wake::OnContent, &lane) {
         Some(watch) => (CheckWatch::File(watch), POLL_WITH_EVENTS),
         None => (CheckWatch::None(NoWatch), POLL_WITHOUT_EVENTS),
     };

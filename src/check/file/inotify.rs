@@ -1,19 +1,22 @@
-//! Folder events through inotify: the fallback where dnotify is unavailable (gVisor, a kernel
-//! without `CONFIG_DNOTIFY`). Closing it at exit costs the kernel's mark-reaper wait that
-//! [`super::dnotify`] avoids, but it reports at once, and it sees the watched folder itself
-//! deleted or moved.
+//! Folder events through one inotify instance for the whole run: every file target watching
+//! a folder shares that folder's one watch, so a thousand targets cost one descriptor.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::io;
 use std::path::Path;
+use std::sync::{Arc, Mutex, Weak};
 
-use inotify::{Inotify, WatchDescriptor, WatchMask};
+use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask, Watches};
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
+use tokio::sync::Notify;
+use tokio::task::AbortHandle;
 
 use super::Wake;
 
 /// The inotify events for this kind of wake-up.
-fn mask(wake: Wake) -> WatchMask {
+pub fn mask(wake: Wake) -> WatchMask {
     let entries = WatchMask::CREATE
         | WatchMask::MOVED_TO
         | WatchMask::MOVED_FROM
@@ -26,63 +29,177 @@ fn mask(wake: Wake) -> WatchMask {
     }
 }
 
-/// One inotify instance watching one folder at a time, re-aimed by [`super::FileWatch`].
-pub struct Watcher {
-    /// The instance, registered with the runtime.
-    inotify: AsyncFd<Inotify>,
-    /// The folder's watch.
-    watch: WatchDescriptor,
-    /// The events asked for.
-    mask: WatchMask,
+/// The run's inotify instance; its events are read by a task on the runtime and passed to the
+/// subscribers of the folder they concern.
+pub struct Hub {
+    /// Adds and removes watches; usable from any thread.
+    watches: Watches,
+    /// The watched folders, by watch.
+    folders: Arc<Mutex<HashMap<WatchDescriptor, Folder>>>,
+    /// The task reading events, stopped with the hub.
+    reader: AbortHandle,
 }
 
-impl Watcher {
-    /// Watches `folder`.
-    pub fn new(folder: &Path, wake: Wake) -> io::Result<Watcher> {
-        let inotify = Inotify::init()?;
-        let mask = mask(wake);
-        let watch = inotify.watches().add(folder, mask)?;
-        // SAFETY: `Inotify` owns its descriptor and keeps it open, unchanged, until dropped,
-        // and it is dropped only with the `AsyncFd` that holds it.
-        let inotify = unsafe { AsyncFd::register_with_interest(inotify, Interest::READABLE) }?;
-        Ok(Watcher {
-            inotify,
-            watch,
-            mask,
+/// One watched folder.
+#[derive(Default)]
+struct Folder {
+    /// Who to wake on its events.
+    subscribers: Vec<Arc<Notify>>,
+    /// The folder was moved away: the path may name another folder now.
+    moved: bool,
+}
+
+thread_local! {
+    /// The runtime thread's hub while any watch uses it.
+    static HUB: RefCell<Weak<Hub>> = const { RefCell::new(Weak::new()) };
+}
+
+impl Hub {
+    /// The hub, made on first use on the runtime's thread; `None` when inotify is unavailable
+    /// (no descriptor left, or none in this kernel): targets are then polled.
+    pub fn shared() -> Option<Arc<Hub>> {
+        HUB.with(|slot| {
+            if let Some(hub) = slot.borrow().upgrade() {
+                return Some(hub);
+            }
+            let hub = Arc::new(Hub::open().ok()?);
+            *slot.borrow_mut() = Arc::downgrade(&hub);
+            Some(hub)
         })
     }
 
-    /// Watches `folder` instead; the old folder stays watched if the new one cannot be.
-    pub fn aim(&mut self, folder: &Path) -> io::Result<()> {
-        let mut watches = self.inotify.get_ref().watches();
-        let watch = watches.add(folder, self.mask)?;
-        if watch != self.watch {
-            let _ = watches.remove(std::mem::replace(&mut self.watch, watch));
-        }
-        Ok(())
+    fn open() -> io::Result<Hub> {
+        let inotify = Inotify::init()?;
+        let watches = inotify.watches();
+        // SAFETY: `Inotify` owns its descriptor and keeps it open, unchanged, until dropped,
+        // and it is dropped only with the `AsyncFd` that holds it.
+        let inotify = unsafe { AsyncFd::register_with_interest(inotify, Interest::READABLE) }
+            .map_err(|e| e.into_parts().1)?;
+        let folders = Arc::new(Mutex::new(HashMap::new()));
+        let reader = tokio::spawn(read(inotify, Arc::clone(&folders))).abort_handle();
+        Ok(Hub {
+            watches,
+            folders,
+            reader,
+        })
     }
 
-    /// Resolves after the next batch of events.
-    pub async fn changed(&mut self) {
-        let mut buffer = [0u8; 4096];
-        loop {
-            let Ok(mut guard) = self.inotify.readable_mut().await else {
-                return std::future::pending().await;
-            };
-            match guard.try_io(|inner| inner.get_mut().read_events(&mut buffer).map(|e| e.count()))
-            {
-                Ok(Ok(_)) => return,
-                Ok(Err(_)) => return std::future::pending().await,
-                Err(_would_block) => continue,
+    /// Adds (or extends) the watch on `folder`. A blocking call: the path is looked up.
+    pub fn add(&self, folder: &Path, mask: WatchMask) -> io::Result<WatchDescriptor> {
+        self.watches.clone().add(folder, mask | WatchMask::MASK_ADD)
+    }
+
+    /// Moves `wake` from the watch `old` to `new`; `false` when it was already on `new`.
+    pub fn subscribe(
+        &self,
+        wake: &Arc<Notify>,
+        old: Option<&WatchDescriptor>,
+        new: WatchDescriptor,
+    ) -> bool {
+        let mut folders = self.folders.lock().expect("folders lock");
+        if old == Some(&new) {
+            if let Some(folder) = folders.get_mut(&new) {
+                if holds(folder, wake) {
+                    let moved = std::mem::take(&mut folder.moved);
+                    return moved;
+                }
             }
+        }
+        if let Some(old) = old {
+            self.leave(&mut folders, wake, old);
+        }
+        let folder = folders.entry(new).or_default();
+        folder.moved = false;
+        if !holds(folder, wake) {
+            folder.subscribers.push(Arc::clone(wake));
+        }
+        true
+    }
+
+    /// Takes `wake` off the watch `old`, removing the watch when nobody else uses it.
+    pub fn unsubscribe(&self, wake: &Arc<Notify>, old: &WatchDescriptor) {
+        let mut folders = self.folders.lock().expect("folders lock");
+        self.leave(&mut folders, wake, old);
+    }
+
+    /// Whether `wake` is still on the watch `wd` and its folder was not moved away.
+    pub fn follows(&self, wake: &Arc<Notify>, wd: &WatchDescriptor) -> bool {
+        let folders = self.folders.lock().expect("folders lock");
+        folders
+            .get(wd)
+            .is_some_and(|folder| !folder.moved && holds(folder, wake))
+    }
+
+    fn leave(
+        &self,
+        folders: &mut HashMap<WatchDescriptor, Folder>,
+        wake: &Arc<Notify>,
+        old: &WatchDescriptor,
+    ) {
+        let Some(folder) = folders.get_mut(old) else {
+            return;
+        };
+        folder.subscribers.retain(|other| !Arc::ptr_eq(other, wake));
+        if folder.subscribers.is_empty() {
+            folders.remove(old);
+            let _ = self.watches.clone().remove(old.clone());
+        }
+    }
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}
+
+fn holds(folder: &Folder, wake: &Arc<Notify>) -> bool {
+    folder.subscribers.iter().any(|other| Arc::ptr_eq(other, wake))
+}
+
+/// Reads events until the hub stops, waking each event's folder's subscribers. On a read
+/// error it stops: the targets are polled from then on.
+async fn read(mut inotify: AsyncFd<Inotify>, folders: Arc<Mutex<HashMap<WatchDescriptor, Folder>>>) {
+    let mut buffer = [0u8; 4096];
+    loop {
+        let Ok(mut guard) = inotify.readable_mut().await else {
+            return;
+        };
+        let read = guard.try_io(|inotify| {
+            let events = inotify.get_mut().read_events(&mut buffer)?;
+            let mut folders = folders.lock().expect("folders lock");
+            for event in events {
+                if event.mask.contains(EventMask::Q_OVERFLOW) {
+                    // Events were lost: every folder may have changed.
+                    for folder in folders.values() {
+                        folder.subscribers.iter().for_each(|wake| wake.notify_one());
+                    }
+                    continue;
+                }
+                let Some(folder) = folders.get_mut(&event.wd) else {
+                    continue;
+                };
+                folder.subscribers.iter().for_each(|wake| wake.notify_one());
+                if event.mask.contains(EventMask::IGNORED) {
+                    // The kernel dropped the watch (the folder is gone): its subscribers
+                    // find it missing and look for the nearest folder again.
+                    folders.remove(&event.wd);
+                } else if event.mask.contains(EventMask::MOVE_SELF) {
+                    folder.moved = true;
+                }
+            }
+            Ok(())
+        });
+        match read {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => return,
+            Err(_would_block) => continue,
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
 
     #[test]
@@ -90,32 +207,5 @@ mod tests {
         let content = WatchMask::CLOSE_WRITE | WatchMask::MODIFY | WatchMask::ATTRIB;
         assert!(!mask(Wake::OnEntries).intersects(content));
         assert!(mask(Wake::OnContent).contains(content | mask(Wake::OnEntries)));
-    }
-
-    #[tokio::test]
-    async fn wakes_for_an_entry_and_follows_a_new_folder() {
-        let base = std::env::temp_dir().join(format!("readygate-inotify-{}", std::process::id()));
-        let (one, two) = (base.join("one"), base.join("two"));
-        std::fs::create_dir_all(&one).unwrap();
-        std::fs::create_dir_all(&two).unwrap();
-        let mut watcher = Watcher::new(&one, Wake::OnEntries).unwrap();
-        let within = Duration::from_secs(2);
-        std::fs::write(one.join("ready"), "").unwrap();
-        tokio::time::timeout(within, watcher.changed())
-            .await
-            .unwrap();
-        watcher.aim(&two).unwrap();
-        // Removing the old watch queues its IN_IGNORED: one spurious wake-up, at once.
-        tokio::time::timeout(within, watcher.changed())
-            .await
-            .unwrap();
-        std::fs::write(one.join("ignored"), "").unwrap();
-        let quiet = tokio::time::timeout(Duration::from_millis(100), watcher.changed()).await;
-        assert!(quiet.is_err(), "woke for the folder it no longer watches");
-        std::fs::write(two.join("ready"), "").unwrap();
-        tokio::time::timeout(within, watcher.changed())
-            .await
-            .unwrap();
-        std::fs::remove_dir_all(&base).unwrap();
     }
 }
