@@ -187,3 +187,51 @@ impl Condition for Check {
         Ok(outcome?)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::engine::{self, Policy};
+
+    #[tokio::test]
+    async fn a_file_target_stuck_in_the_file_system_holds_up_neither_others_nor_the_deadline() {
+        let dir = std::env::temp_dir().join(format!("readygate-stuck-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ready = dir.join("ready");
+        std::fs::write(&ready, "").unwrap();
+        let context = Context::new(Options::default());
+        let target = |path: &std::path::Path| Target::parse(path.to_str().unwrap()).unwrap();
+        // A file on a dead mount: its lane is held by a call that never returns.
+        let stuck = Check::new(target(&dir.join("hung")), context.clone());
+        let (_release, held) = std::sync::mpsc::channel::<()>();
+        stuck.lane.start(move || {
+            let _ = held.recv();
+        });
+        let fine = Check::new(target(&ready), context);
+        let policy = Policy {
+            deadline: Some(Duration::from_millis(800)),
+            attempt_timeout: Duration::from_millis(200),
+            interval: Duration::from_millis(20),
+            max_interval: Duration::from_millis(100),
+            success_threshold: 1,
+            any: false,
+            invert: false,
+            max_attempts: None,
+        };
+        let names = ["hung".to_string(), "ready".to_string()];
+        let started = std::time::Instant::now();
+        let report = engine::run(vec![stuck, fine], &names, &policy).await;
+        let took = started.elapsed();
+        assert!(!report.ready);
+        assert!(report.targets[1].ready, "{report:?}");
+        let reason = report.targets[0].last_error.as_deref().unwrap_or_default();
+        assert!(reason.starts_with("no answer within"), "{reason}");
+        assert!(
+            took >= Duration::from_millis(800) && took < Duration::from_secs(3),
+            "{took:?}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

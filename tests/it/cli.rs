@@ -439,9 +439,9 @@ fn command_replaces_the_process_once_ready() {
 
 #[test]
 fn command_starts_with_sigpipe_at_its_default_and_no_signal_blocked() {
-    // readygate itself ignores SIGPIPE (a closed stdout must not kill it) and blocks SIGURG
-    // while it watches a folder; an ignored or blocked signal survives exec and fork, so
-    // COMMAND would inherit it unless readygate restores it.
+    // readygate itself ignores SIGPIPE (a closed stdout must not kill it); an ignored or
+    // blocked signal survives exec and fork, so COMMAND would inherit it unless readygate
+    // restores what it was given.
     let dir = TempDir::new();
     let ready = dir.join("ready");
     std::fs::write(&ready, "").unwrap();
@@ -470,10 +470,58 @@ fn command_starts_with_sigpipe_at_its_default_and_no_signal_blocked() {
 }
 
 #[test]
+fn command_gets_the_ignored_signals_and_the_mask_readygate_was_given() {
+    // `nohup`, a shell's background job or a supervisor may start readygate with signals
+    // ignored or blocked: COMMAND must get them so, though readygate ignores SIGPIPE itself,
+    // listens for SIGINT, and std resets both for the programs it starts.
+    use std::os::unix::process::CommandExt;
+    let dir = TempDir::new();
+    let ready = dir.join("ready");
+    std::fs::write(&ready, "").unwrap();
+    let ready = ready.to_str().unwrap();
+    let status = ["grep", "-E", "^Sig(Ign|Blk):", "/proc/self/status"];
+    let plain = [&["wait", ready, "--"][..], &status[..]].concat();
+    let sidecar = HttpServer::start(|_, _| Answer::body("stopping"));
+    let url = sidecar.url("/quit");
+    let as_child = [&["wait", "--on-exit", &url, ready, "--"][..], &status[..]].concat();
+    let bit = |signal: i32| 1u64 << (signal - 1);
+    for args in [plain, as_child] {
+        let mut command = readygate(&args);
+        // SAFETY: signal, sigemptyset, sigaddset and sigprocmask are async-signal-safe.
+        unsafe {
+            command.pre_exec(|| {
+                libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+                libc::signal(libc::SIGINT, libc::SIG_IGN);
+                let mut set = std::mem::zeroed::<libc::sigset_t>();
+                libc::sigemptyset(&mut set);
+                libc::sigaddset(&mut set, libc::SIGUSR2);
+                libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+                Ok(())
+            })
+        };
+        let outcome = command.outcome();
+        outcome.expect_code(0);
+        let mask = |name: &str| {
+            let line = outcome
+                .stdout
+                .lines()
+                .find(|l| l.starts_with(name))
+                .unwrap();
+            u64::from_str_radix(line.split_once(':').unwrap().1.trim(), 16).unwrap()
+        };
+        assert_eq!(
+            mask("SigIgn") & (bit(libc::SIGPIPE) | bit(libc::SIGINT)),
+            bit(libc::SIGPIPE) | bit(libc::SIGINT),
+            "{outcome:#?}"
+        );
+        assert_eq!(mask("SigBlk"), bit(libc::SIGUSR2), "{outcome:#?}");
+    }
+}
+
+#[test]
 fn folder_events_around_the_exec_neither_kill_nor_reach_command() {
-    // readygate hears of folder changes by a signal. Changes keep coming while it execs, so
-    // one is often pending then: it must be dropped, not kill readygate or COMMAND (as SIGIO
-    // would), and COMMAND must start with none pending.
+    // Folder changes keep coming while readygate execs: none may kill readygate or COMMAND,
+    // and COMMAND must start with no signal pending or blocked.
     let dir = TempDir::new();
     let ready = dir.join("ready");
     let status = [
@@ -510,7 +558,7 @@ fn folder_events_around_the_exec_neither_kill_nor_reach_command() {
 
 #[test]
 fn two_files_in_two_folders_are_each_noticed_by_their_events() {
-    // One signal tells of changes in every watched folder: each file's watch must still wake.
+    // One inotify instance tells of changes in every watched folder: each file's watch wakes.
     let dir = TempDir::new();
     std::fs::create_dir(dir.join("a")).unwrap();
     std::fs::create_dir(dir.join("b")).unwrap();

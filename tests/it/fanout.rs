@@ -6,8 +6,8 @@ use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::support::readygate;
 use crate::support::run::RunExt;
+use crate::support::{readygate, TempDir};
 
 /// The soft descriptor limit the child starts with: far below what 500 targets need.
 const SOFT: libc::rlim_t = 128;
@@ -104,4 +104,40 @@ fn command_keeps_its_soft_limit_unless_the_fan_out_needed_more() {
         hard => hard.to_string(),
     };
     assert_eq!(raised, expected, "the soft limit is raised to the hard one");
+}
+
+#[test]
+fn three_hundred_file_targets_under_a_descriptor_limit_of_256() {
+    // One inotify instance and one watch per folder, whatever the number of file targets; a
+    // read that finds no descriptor free is retried, not fatal.
+    let dir = TempDir::new();
+    let files: Vec<String> = (0..300)
+        .map(|n| {
+            let path = dir.join(&format!("ready-{n}"));
+            std::fs::write(&path, "starting").unwrap();
+            path.to_str().unwrap().to_string()
+        })
+        .collect();
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", "ulimit -n 256 && exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_readygate"))
+        .args([
+            "wait",
+            "-q",
+            "-t",
+            "30s",
+            "--max-interval",
+            "1s",
+            "--contains",
+            "READY",
+        ])
+        .args(&files);
+    let (child, started) = command.spawn_captured();
+    for file in &files {
+        std::fs::write(file, "READY").unwrap();
+    }
+    crate::support::run::finish(child, started)
+        .expect_code(0)
+        .expect_faster_than(Duration::from_secs(20));
 }

@@ -445,3 +445,47 @@ fn a_slow_regex_over_a_hostile_body_or_file_does_not_stall_the_deadline() {
         &["no answer within"],
     );
 }
+
+#[test]
+fn a_slow_file_target_does_not_hold_up_another_target() {
+    // Each target's blocking work has a lane of its own: a regex busy for seconds over one
+    // file must not delay a healthy HTTP target.
+    let server = HttpServer::start(|_, _| Answer::body("all systems READY"));
+    let dir = TempDir::new();
+    let big = dir.join("big-file");
+    std::fs::write(&big, vec![b'x'; 1 << 20]).unwrap();
+    let url = server.url("/");
+    let big = big.to_str().unwrap();
+    readygate([
+        "wait",
+        "-t",
+        "20s",
+        "--any",
+        "--matches",
+        SLOW_REGEX,
+        big,
+        &url,
+    ])
+    .outcome()
+    .expect_code(0)
+    .expect_faster_than(Duration::from_secs(5));
+    // A FIFO nobody writes to, alike.
+    let fifo = dir.join("fifo");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+    let fifo = fifo.to_str().unwrap();
+    readygate([
+        "wait",
+        "-t",
+        "20s",
+        "--any",
+        "--contains",
+        "READY",
+        fifo,
+        &url,
+    ])
+    .outcome()
+    .expect_code(0)
+    .expect_faster_than(Duration::from_secs(5));
+}

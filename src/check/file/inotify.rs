@@ -130,6 +130,18 @@ impl Hub {
             .is_some_and(|folder| !folder.moved && holds(folder, wake))
     }
 
+    /// Whether this thread's hub is open.
+    #[cfg(test)]
+    pub fn in_use() -> bool {
+        HUB.with(|slot| slot.borrow().strong_count() > 0)
+    }
+
+    /// How many folders are watched.
+    #[cfg(test)]
+    pub fn watched(&self) -> usize {
+        self.folders.lock().expect("folders lock").len()
+    }
+
     fn leave(
         &self,
         folders: &mut HashMap<WatchDescriptor, Folder>,
@@ -154,12 +166,18 @@ impl Drop for Hub {
 }
 
 fn holds(folder: &Folder, wake: &Arc<Notify>) -> bool {
-    folder.subscribers.iter().any(|other| Arc::ptr_eq(other, wake))
+    folder
+        .subscribers
+        .iter()
+        .any(|other| Arc::ptr_eq(other, wake))
 }
 
 /// Reads events until the hub stops, waking each event's folder's subscribers. On a read
 /// error it stops: the targets are polled from then on.
-async fn read(mut inotify: AsyncFd<Inotify>, folders: Arc<Mutex<HashMap<WatchDescriptor, Folder>>>) {
+async fn read(
+    mut inotify: AsyncFd<Inotify>,
+    folders: Arc<Mutex<HashMap<WatchDescriptor, Folder>>>,
+) {
     let mut buffer = [0u8; 4096];
     loop {
         let Ok(mut guard) = inotify.readable_mut().await else {
