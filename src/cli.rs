@@ -74,8 +74,7 @@ pub struct ProbeArgs {
     pub common: CommonArgs,
 }
 
-/// The options `wait` and `probe` share. `crate::fast_cli` builds this too, for command lines
-/// with no option; its tests compare that with clap, so a new field needs its clap default there.
+/// The options `wait` and `probe` share.
 #[derive(Debug, Args)]
 pub struct CommonArgs {
     /// Targets: tcp://HOST:PORT, HOST:PORT, http(s)://…, file:///PATH, /PATH, ./PATH,

@@ -18,12 +18,8 @@ pub const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 pub const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(1);
 /// Default first retry delay.
 pub const INTERVAL: Duration = Duration::from_millis(10);
-/// Default cap on the retry delay. Drawn from [50, 100] ms, a delay this late in the backoff is
-/// slept to a boundary of the runtime timer's 64 ms slots (`engine::pace`): 64 ms after the
-/// attempt before about seven times in eight, else 128 ms. A target that stays down is tried
-/// about 14 times a second: a median detection of 35-40 ms, for ~15% less CPU than the 80 ms
-/// tried before, whose 20 s figure read 43-61 ms on the noisy benchmark machine (issue 5's goals:
-/// ≤ 50 ms each).
+/// Default cap on the retry delay: a target that stays down is tried about 13 times a second,
+/// which keeps both detection and idle CPU small (docs/performance.md).
 pub const MAX_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Which command the plan is for.
