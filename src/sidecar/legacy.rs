@@ -26,7 +26,8 @@ const POLL_WITHOUT_EVENTS: Duration = Duration::from_millis(100);
 pub async fn run(args: SidecarLegacyArgs, mut signals: Terminations) -> Exit {
     let path = &args.state;
     // Watching before the first read, so a write between the read and the wait is not missed;
-    // the state is content, and a hand-written one may be written in place.
+    // the state is content, and a hand-written one may be written in place. Reads queue in the
+    // watch's lane, behind the job that sets the watch up.
     let lane = Lane::default();
     let (mut watch, poll) = match FileWatch::new(path, Wake::OnContent, &lane) {
         Some(watch) => (CheckWatch::File(watch), POLL_WITH_EVENTS),
@@ -40,7 +41,12 @@ pub async fn run(args: SidecarLegacyArgs, mut signals: Terminations) -> Exit {
     );
     let mut expired = false;
     loop {
-        match state::read(path) {
+        let owned = path.clone();
+        let read = match lane.run(move || state::read(&owned)).await {
+            Ok(read) => read,
+            Err(_) => state::read(path),
+        };
+        match read {
             Err(fault) => return fault.exit(),
             Ok(Some(State::Native)) => return stand_down(args.on_native, signals).await,
             Ok(_) if expired => break,

@@ -270,7 +270,11 @@ fn a_missing_name_is_kept_for_the_soa_ttl_and_only_with_one() {
         let (pod, dns) = counted(zone.clone());
         let attempts = poll(&pod, "1s", "tcp://db:80");
         let count = dns.count("db.default.svc.cluster.local", A);
-        assert_eq!(count, attempts, "{zone:?}: one query per attempt");
+        // The attempt in flight at the deadline has asked but is never logged as ended.
+        assert!(
+            count == attempts || count == attempts + 1,
+            "{zone:?}: one query per attempt: {count} queries, {attempts} attempts"
+        );
     }
 }
 
