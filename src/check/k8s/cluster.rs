@@ -33,6 +33,8 @@ pub struct Cluster {
     pub namespace: String,
     /// TLS that trusts the service account's `ca.crt` only.
     pub tls: Arc<ClientConfig>,
+    /// Where the token is read: off the runtime's thread, one read at a time.
+    lane: crate::check::offload::Lane,
 }
 
 impl Cluster {
@@ -78,6 +80,7 @@ impl Cluster {
             token,
             namespace: own_namespace(dir)?,
             tls: crate::tls::trusting_only(&roots)?,
+            lane: crate::check::offload::Lane::default(),
         })
     }
 
@@ -85,7 +88,7 @@ impl Cluster {
     /// hung mount must not stall the deadline). Never shown: an error names the file only.
     pub async fn read_token(&self) -> Result<String, Reason> {
         let path = self.token.clone();
-        crate::check::offload::run(move || read_token(&path)).await?
+        self.lane.run(move || read_token(&path)).await?
     }
 }
 
