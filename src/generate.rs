@@ -136,7 +136,7 @@ targets, comma\-separated, when none is given on the command line
 READYGATE_DISABLED
 true: wait goes straight to COMMAND (or exits 0), probe exits 0
 .SH "DROP\-IN NAMES"
-Invoked as wait\-for\-it or wait\-for\-it.sh (argv[0]), readygate takes that script's command line instead.
+Invoked as wait\-for\-it or wait\-for\-it.sh, or as wait\-for or wait\-for.sh (argv[0]), readygate takes that script's command line instead.
 "#;
 
 /// Writes generated text to stdout; a closed pipe or a full disk is a failure (status 1).

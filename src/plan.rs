@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::check::Options;
+use crate::check::{Options, Redirects};
 use crate::cli::{CommonArgs, LogFormat, ProbeArgs, WaitArgs};
 use crate::engine::Policy;
 use crate::target::{HttpTarget, Kind, Target};
@@ -124,6 +124,7 @@ impl Plan {
                 insecure: args.insecure,
                 cacert: cacert(args.cacert.as_deref())?,
                 k8s,
+                redirects: Redirects::SameHost,
             },
             touch: args.touch,
             termination_log: args.termination_log,

@@ -24,10 +24,6 @@ use redirect::Redirect;
 use request::Carry;
 pub use request::AGENT;
 
-/// Most requests of one attempt: the 10th redirect fails it, as Go's client (the kubelet's)
-/// stops there.
-const MAX_REDIRECTS: usize = 10;
-
 /// How much of the body a status-only check reads, as the kubelet does: a body that stalls
 /// within it is not ready at the attempt timeout.
 const STATUS_BODY: usize = 10 * 1024;
@@ -37,7 +33,8 @@ pub async fn check(target: &HttpTarget, context: &Context, lane: &Lane) -> Resul
     let options = &context.options;
     let mut redirected: Option<HttpTarget> = None;
     let mut carry = Carry::ALL;
-    for _ in 0..MAX_REDIRECTS {
+    let most = options.redirects.most_requests();
+    for _ in 0..most {
         let current = redirected.as_ref().unwrap_or(target);
         let step = exchange(current, context, carry, |response| {
             answer(current, response, options)
@@ -66,7 +63,7 @@ pub async fn check(target: &HttpTarget, context: &Context, lane: &Lane) -> Resul
             }
         }
     }
-    Err(format!("stopped after {MAX_REDIRECTS} redirects"))
+    Err(format!("stopped after {most} redirects"))
 }
 
 /// Same scheme, host and port.
@@ -96,9 +93,12 @@ async fn answer<'a>(
     options: &'a super::Options,
 ) -> Result<Step<'a>, Reason> {
     let status = response.status();
-    if let Redirect::Follow { next, absolute } =
-        redirect::next(current, status, response.headers().get(LOCATION))?
-    {
+    if let Redirect::Follow { next, absolute } = redirect::next(
+        current,
+        status,
+        response.headers().get(LOCATION),
+        options.redirects,
+    )? {
         return Ok(Step::Redirect { next, absolute });
     }
     if !options.statuses.contains(status.as_u16()) {

@@ -47,6 +47,29 @@ pub struct Options {
     pub cacert: Vec<crate::tls::Certificate>,
     /// The pod's API server and credentials, found by the plan when a `k8s://` target needs them.
     pub k8s: Option<k8s::Cluster>,
+    /// Which HTTP redirects are followed.
+    pub redirects: Redirects,
+}
+
+/// Which redirects an `http(s)://` check follows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Redirects {
+    /// The kubelet's rule: same host only, and the 10th redirect fails the attempt; a redirect
+    /// to another host is the answer, judged by its 3xx status.
+    #[default]
+    SameHost,
+    /// wget's rule (the `wait-for` drop-in): any http(s) location, at most 20 redirects.
+    AnyHost,
+}
+
+impl Redirects {
+    /// The most requests one attempt sends.
+    pub fn most_requests(self) -> usize {
+        match self {
+            Redirects::SameHost => 10,
+            Redirects::AnyHost => 21,
+        }
+    }
 }
 
 /// The HTTP methods readygate sends.

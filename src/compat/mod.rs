@@ -1,6 +1,8 @@
-//! Answering to other tools' names: an image that calls `wait-for-it` keeps its command lines
-//! when that file becomes a link to (or a copy of) readygate, and loses bash.
+//! Answering to other tools' names: an image that calls `wait-for-it` or `wait-for` keeps its
+//! command lines when that file becomes a link to (or a copy of) readygate, and loses the
+//! shell, nc and wget the scripts need.
 
+mod wait_for;
 mod wait_for_it;
 
 use std::path::Path;
@@ -14,6 +16,10 @@ pub fn dispatch() -> Option<u8> {
     let name = Path::new(&argv0).file_name()?.to_str()?;
     match name {
         "wait-for-it" | "wait-for-it.sh" => Some(wait_for_it::main(name, args.collect())),
+        "wait-for" | "wait-for.sh" => {
+            let argv0 = argv0.to_string_lossy().into_owned();
+            Some(wait_for::main(&argv0, args.collect()))
+        }
         _ => None,
     }
 }

@@ -5,7 +5,7 @@
 //! behaviour is an accident of bash, `timeout(1)` or its re-invocation of itself, the choice
 //! made here is written next to the code and in docs/compat.md.
 
-mod args;
+pub(super) mod args;
 
 use std::ffi::OsString;
 use std::time::{Duration, Instant};

@@ -22,4 +22,5 @@ mod sidecar;
 mod signals;
 mod static_root;
 mod tls;
+mod wait_for;
 mod wait_for_it;

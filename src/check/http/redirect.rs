@@ -6,6 +6,7 @@ use hyper::header::HeaderValue;
 use hyper::http::uri::PathAndQuery;
 use hyper::StatusCode;
 
+use crate::check::Redirects;
 use crate::redact::quoted;
 use crate::target::{HttpTarget, Kind, Target};
 
@@ -15,7 +16,7 @@ pub enum Redirect {
     /// Not a redirect to follow: no redirect status, no `Location`, another host or another
     /// scheme than http(s). The response itself is the answer.
     Answer,
-    /// A redirect to the same host, to follow.
+    /// A redirect to follow: to the same host, or with [`Redirects::AnyHost`] to any.
     Follow {
         /// The next request's target. It carries only the credentials the `Location` itself
         /// holds: whether the original ones go along is the caller's choice.
@@ -32,6 +33,7 @@ pub fn next(
     current: &HttpTarget,
     status: StatusCode,
     location: Option<&HeaderValue>,
+    policy: Redirects,
 ) -> Result<Redirect, String> {
     let redirects = matches!(
         status,
@@ -83,7 +85,7 @@ pub fn next(
     if PathAndQuery::try_from(next.path.as_str()).is_err() {
         return Err(invalid());
     }
-    if next.endpoint.host != current.endpoint.host {
+    if policy == Redirects::SameHost && next.endpoint.host != current.endpoint.host {
         return Ok(Redirect::Answer);
     }
     Ok(Redirect::Follow {
@@ -182,7 +184,12 @@ mod tests {
 
     fn follow(from: &str, location: &[u8]) -> Result<Redirect, String> {
         let value = HeaderValue::from_bytes(location).unwrap();
-        next(&target(from), StatusCode::FOUND, Some(&value))
+        next(
+            &target(from),
+            StatusCode::FOUND,
+            Some(&value),
+            Redirects::SameHost,
+        )
     }
 
     fn path_of(from: &str, location: &str) -> String {
@@ -261,17 +268,61 @@ mod tests {
         ] {
             assert_eq!(follow("http://h/a", location), Ok(Redirect::Answer));
         }
-        let ok = next(&target("http://h/"), StatusCode::OK, None);
+        let ok = next(
+            &target("http://h/"),
+            StatusCode::OK,
+            None,
+            Redirects::SameHost,
+        );
         assert_eq!(ok, Ok(Redirect::Answer));
-        let no_location = next(&target("http://h/"), StatusCode::FOUND, None);
+        let no_location = next(
+            &target("http://h/"),
+            StatusCode::FOUND,
+            None,
+            Redirects::SameHost,
+        );
         assert_eq!(no_location, Ok(Redirect::Answer));
         let not_followed = HeaderValue::from_static("/x");
         let multiple = next(
             &target("http://h/"),
             StatusCode::MULTIPLE_CHOICES,
             Some(&not_followed),
+            Redirects::SameHost,
         );
         assert_eq!(multiple, Ok(Redirect::Answer));
+    }
+
+    #[test]
+    fn wgets_rule_follows_other_hosts_and_schemes() {
+        for (location, host, tls) in [
+            ("http://other/x", "other", false),
+            ("https://other:8443/x", "other", true),
+            ("//other/x", "other", false),
+            ("https://h/x", "h", true),
+        ] {
+            let value = HeaderValue::from_str(location).unwrap();
+            let followed = next(
+                &target("http://h/a"),
+                StatusCode::MOVED_PERMANENTLY,
+                Some(&value),
+                Redirects::AnyHost,
+            );
+            match followed {
+                Ok(Redirect::Follow { next, .. }) => {
+                    assert_eq!(next.endpoint.host.to_string(), host, "{location}");
+                    assert_eq!(next.tls, tls, "{location}");
+                }
+                other => panic!("{location}: {other:?}"),
+            }
+        }
+        let ftp = HeaderValue::from_static("ftp://h/file");
+        let answer = next(
+            &target("http://h/"),
+            StatusCode::FOUND,
+            Some(&ftp),
+            Redirects::AnyHost,
+        );
+        assert_eq!(answer, Ok(Redirect::Answer));
     }
 
     #[test]

@@ -194,6 +194,11 @@ pub(super) fn port_number(text: &str) -> Result<u16, Reason> {
     service_port(&services, text).ok_or_else(|| format!("unknown TCP service {}", quoted(text)))
 }
 
+/// The TCP port of service `name` (or an alias) in `/etc/services`, as getaddrinfo finds it.
+pub(in crate::compat) fn tcp_service(name: &str) -> Option<u16> {
+    service_port(&std::fs::read_to_string(SERVICES).unwrap_or_default(), name)
+}
+
 /// The TCP port of service `name` (or an alias) in an `/etc/services` text.
 pub(super) fn service_port(services: &str, name: &str) -> Option<u16> {
     services.lines().find_map(|line| {

@@ -1,0 +1,166 @@
+use std::ffi::OsString;
+use std::time::Duration;
+
+use super::args::{parse, usage, whole_seconds, Gate, Invocation, Plan};
+
+fn run(args: &[&str]) -> Invocation {
+    parse(args.iter().map(OsString::from).collect())
+}
+
+fn tcp(host: &str, port: &str) -> Gate {
+    Gate::Tcp {
+        host: host.into(),
+        port: port.into(),
+    }
+}
+
+fn plan(target: Gate, seconds: u64, command: &[&str]) -> Invocation {
+    Invocation::Wait(Plan {
+        target,
+        timeout: (seconds > 0).then(|| Duration::from_secs(seconds)),
+        command: command.iter().map(OsString::from).collect(),
+    })
+}
+
+fn usage_error(complaint: Option<&str>, status: u8) -> Invocation {
+    Invocation::Usage {
+        complaint: complaint.map(String::from),
+        status,
+    }
+}
+
+#[test]
+fn targets_timeouts_and_the_command_read_as_the_script_reads_them() {
+    let cases: &[(&[&str], Invocation)] = &[
+        (&["db:5432"], plan(tcp("db", "5432"), 15, &[])),
+        (
+            &["db:5432", "--", "echo", "hi"],
+            plan(tcp("db", "5432"), 15, &["echo", "hi"]),
+        ),
+        (&["-t", "0", "db:1"], plan(tcp("db", "1"), 0, &[])),
+        (&["-t5", "db:1"], plan(tcp("db", "1"), 5, &[])),
+        (&["--timeout=7", "db:1"], plan(tcp("db", "1"), 7, &[])),
+        (&["--timeout", "8", "db:1"], plan(tcp("db", "1"), 8, &[])),
+        (
+            &["-qt1", "db:1", "--", "x"],
+            plan(tcp("db", "1"), 1, &["x"]),
+        ),
+        (&["db:1", "--"], plan(tcp("db", "1"), 15, &[])),
+        // The last target wins; fields past the second are dropped, as `cut` does.
+        (&["a:1", "b:2:3"], plan(tcp("b", "2"), 15, &[])),
+        (
+            &["http://h:8080/x?y"],
+            plan(Gate::Http("http://h:8080/x?y".into()), 15, &[]),
+        ),
+        (
+            &["https://h/"],
+            plan(Gate::Http("https://h/".into()), 15, &[]),
+        ),
+        // A word with a colon is a target before it is an option, as in the script's `case`.
+        (&["--timeout=1:2"], plan(tcp("--timeout=1", "2"), 15, &[])),
+        // Words after the command's `--` are the command's, options included.
+        (
+            &["db:1", "--", "sh", "-t", "--", "x"],
+            plan(tcp("db", "1"), 15, &["sh", "-t", "--", "x"]),
+        ),
+    ];
+    for (args, expected) in cases {
+        assert_eq!(&run(args), expected, "{args:?}");
+    }
+}
+
+#[test]
+fn bad_command_lines_get_the_scripts_statuses_and_lines() {
+    let cases: &[(&[&str], Invocation)] = &[
+        (
+            &[],
+            usage_error(
+                Some("Error: you need to provide a host and port to test."),
+                2,
+            ),
+        ),
+        (&["-q"], usage_error(None, 2)),
+        (
+            &["db:"],
+            usage_error(
+                Some("Error: you need to provide a host and port to test."),
+                2,
+            ),
+        ),
+        (
+            &[":80"],
+            usage_error(
+                Some("Error: you need to provide a host and port to test."),
+                2,
+            ),
+        ),
+        (
+            &["-t", "-1", "db:1"],
+            usage_error(Some("Error: invalid timeout '-1'"), 3),
+        ),
+        (
+            &["-t", "1.5", "db:1"],
+            usage_error(Some("Error: invalid timeout '1.5'"), 3),
+        ),
+        (&["-q", "-t", "x", "db:1"], usage_error(None, 3)),
+        // `-t --` takes the `--` as its value.
+        (
+            &["-t", "--", "db:1", "--", "echo"],
+            usage_error(Some("Error: invalid timeout '--'"), 3),
+        ),
+        // `-t` last takes the script's appended `--`; the loop then meets an empty word.
+        (&["db:1", "-t"], usage_error(Some("Unknown argument: "), 1)),
+        (&["-x", "db:1"], usage_error(Some("Unknown option: -x"), 1)),
+        (&["-q", "-x"], usage_error(Some("Unknown option: -x"), 1)),
+        (&["-q-x"], usage_error(Some("Unknown option: -q-x"), 1)),
+        (
+            &["--quiet=1"],
+            usage_error(Some("Unknown option: --quiet=1"), 1),
+        ),
+        (&["db"], usage_error(Some("Unknown argument: db"), 1)),
+        (
+            &["db:1", "/app/server"],
+            usage_error(Some("Unknown argument: /app/server"), 1),
+        ),
+        (&["--help", "db:1"], usage_error(None, 0)),
+    ];
+    for (args, expected) in cases {
+        assert_eq!(&run(args), expected, "{args:?}");
+    }
+    for args in [&["-v"][..], &["--version"], &["-qv"], &["db:1", "-v"]] {
+        assert_eq!(run(args), Invocation::Version, "{args:?}");
+    }
+}
+
+#[test]
+fn timeouts_are_whole_seconds_as_the_shell_compares_them() {
+    for (text, seconds) in [
+        ("0", Some(0)),
+        ("15", Some(15)),
+        (" 5 ", Some(5)),
+        ("+5", Some(5)),
+        ("-0", Some(0)),
+        ("007", Some(7)),
+        ("-1", None),
+        ("", None),
+        ("1.5", None),
+        ("30s", None),
+        ("0x10", None),
+        ("99999999999999999999", None),
+    ] {
+        assert_eq!(whole_seconds(text), seconds, "{text:?}");
+    }
+}
+
+#[test]
+fn the_usage_text_names_the_command_as_called() {
+    let text = usage("/usr/local/bin/wait-for");
+    assert!(text.starts_with(
+        "Usage:\n  /usr/local/bin/wait-for host:port|url [-t timeout] [-- command args]\n"
+    ));
+    assert!(text.contains(
+        "\n  -t TIMEOUT | --timeout=timeout      Timeout in seconds, zero for no timeout\n"
+    ));
+    assert!(text.contains("\n                                      Defaults to 15 seconds\n"));
+    assert!(text.ends_with("Execute command with args after the test finishes\n"));
+}
