@@ -110,8 +110,9 @@ impl Pod {
         Pod::bare(name, &manifest, "none")
     }
 
-    /// Plays `manifest` with `podman kube play`, adding `restartPolicy: OnFailure` (with the
-    /// default, Always, podman restarts an init container once it has finished).
+    /// Plays `manifest` with `podman kube play`, adding `restartPolicy: OnFailure`: with the
+    /// default, Always, podman 4.3 restarts the finished init container, cannot remove it
+    /// then, and never starts the pod's containers.
     pub fn play(manifest: &Manifest) -> Pod {
         assert_eq!(
             manifest.kind, "Pod",
@@ -157,13 +158,15 @@ impl Pod {
         self.when_held = Some((container.into(), Box::new(then)));
     }
 
+    /// Whether a `when_held` action waits for `container`.
+    fn awaits_hold_by(&self, container: &str) -> bool {
+        let awaited = self.when_held.as_ref().map(|(name, _)| name.as_str());
+        awaited == Some(container)
+    }
+
     /// Runs the `when_held` action if `container` is the one it waits for.
     fn held(&mut self, container: &str) {
-        if self
-            .when_held
-            .as_ref()
-            .is_some_and(|(name, _)| name == container)
-        {
+        if self.awaits_hold_by(container) {
             let (_, then) = self.when_held.take().unwrap();
             self.step(format!("{container} holds the pod"));
             then(self);
@@ -189,11 +192,8 @@ impl Pod {
             self.create(init, sidecar);
             self.start(&init.name);
             if !sidecar {
-                if self
-                    .when_held
-                    .as_ref()
-                    .is_some_and(|(name, _)| *name == init.name)
-                {
+                if self.awaits_hold_by(&init.name) {
+                    // An init container holds the pod while it runs.
                     if self.state(&init.name).0 != "running" {
                         self.fail(&format!("{} ended at once: it held nothing", init.name));
                     }
