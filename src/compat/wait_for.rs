@@ -120,10 +120,7 @@ impl Attempt {
             redirects: Redirects::AnyHost,
             ..Options::default()
         };
-        Attempt::Check(Box::new(Check {
-            target,
-            context: Context::new(options),
-        }))
+        Attempt::Check(Box::new(Check::new(target, Context::new(options))))
     }
 }
 
