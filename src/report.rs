@@ -49,7 +49,13 @@ pub fn not_ready(plan: &Plan, report: &Report, elapsed: std::time::Duration) {
     }
     if let Some(path) = &plan.termination_log {
         let message = format!("readygate: not ready: {}\n", lines.join("; "));
-        if let Err(e) = fs::write(path, message) {
+        // Its parent folders are made as --touch's are: a path in a fresh emptyDir works.
+        let written = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            Some(parent) => fs::create_dir_all(parent),
+            None => Ok(()),
+        }
+        .and_then(|()| fs::write(path, message));
+        if let Err(e) = written {
             tracing::warn!("cannot write --termination-log {}: {e}", path.display());
         }
     }

@@ -321,6 +321,10 @@ async fn target_loop<C: Condition>(
             Err(_) => (Err(Miss::NotYet(waiting.within(bound))), true),
         };
         attempts += 1;
+        let outcome = outcome.map_err(|miss| match miss {
+            Miss::NotYet(reason) => Miss::NotYet(unrepeated(name, reason)),
+            Miss::Never(reason) => Miss::Never(unrepeated(name, reason)),
+        });
         let good = match (outcome, policy.invert) {
             // Not ready for good: with --invert that is the goal, for good too.
             (Err(Miss::Never(reason)), invert) => {
@@ -424,6 +428,20 @@ pub fn humanize(duration: Duration) -> String {
         format!("{:.1}s", duration.as_secs_f64())
     } else {
         format!("{}ms", duration.as_millis())
+    }
+}
+
+/// A reason ending in ` to ADDRESS` loses that ending when the target's name already shows
+/// ADDRESS: `127.0.0.1:1: connection refused`, not `… connection refused to 127.0.0.1:1`. A
+/// name such as `localhost:1` keeps it, since it says which address refused.
+pub fn unrepeated(name: &str, reason: Reason) -> Reason {
+    match reason.rsplit_once(" to ") {
+        Some((head, address))
+            if !address.is_empty() && !address.contains(' ') && name.contains(address) =>
+        {
+            head.to_string()
+        }
+        _ => reason,
     }
 }
 

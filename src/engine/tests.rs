@@ -533,3 +533,44 @@ async fn never_ready_is_what_invert_waits_for_even_below_the_threshold() {
     assert_eq!(started.elapsed(), Duration::ZERO);
     assert_eq!(report.targets[0].last_error, None);
 }
+
+#[test]
+fn a_reason_does_not_repeat_the_address_its_target_names() {
+    let refused = |to: &str| format!("connection refused to {to}");
+    for (name, reason, shown) in [
+        (
+            "127.0.0.1:1",
+            refused("127.0.0.1:1"),
+            "connection refused".to_string(),
+        ),
+        (
+            "tcp://[::1]:80",
+            refused("[::1]:80"),
+            "connection refused".into(),
+        ),
+        (
+            "http://127.0.0.1:8080/x",
+            refused("127.0.0.1:8080"),
+            "connection refused".into(),
+        ),
+        // The name does not show the address: it stays.
+        ("localhost:1", refused("[::1]:1"), refused("[::1]:1")),
+        (
+            "http://127.0.0.1/",
+            refused("127.0.0.1:80"),
+            refused("127.0.0.1:80"),
+        ),
+        (
+            "localhost:1",
+            refused("[::1]:1 (and 1 other address)"),
+            refused("[::1]:1 (and 1 other address)"),
+        ),
+        (
+            "h:1",
+            "redirect to an invalid location \"x\"".into(),
+            "redirect to an invalid location \"x\"".into(),
+        ),
+    ] {
+        assert_eq!(super::unrepeated(name, reason), shown, "{name}");
+    }
+}

@@ -32,7 +32,7 @@ fn probe_failure_prints_one_line_per_failing_target_on_stdout() {
     outcome.expect_code(1);
     assert_eq!(
         outcome.stdout,
-        format!("{url}: status 503\ntcp://{closed}: connection refused to {closed}\n")
+        format!("{url}: status 503\ntcp://{closed}: connection refused\n")
     );
 }
 
@@ -299,7 +299,8 @@ fn touch_marks_readiness_and_termination_log_records_failure() {
     .expect_code(0);
     assert!(marker.exists(), "--touch did not create {marker:?}");
 
-    let log = dir.join("termination-log");
+    // Its folders are made, as --touch's are.
+    let log = dir.join("dev/termination-log");
     let closed = format!("tcp://{}", closed_addr());
     let not_made = dir.join("not-made");
     readygate([
@@ -316,9 +317,33 @@ fn touch_marks_readiness_and_termination_log_records_failure() {
     .expect_code(1);
     assert!(!not_made.exists(), "--touch must not mark a failure");
     let written = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        written,
+        format!("readygate: not ready: {closed}: connection refused\n")
+    );
+}
+
+#[test]
+fn a_reason_names_an_address_only_when_the_target_does_not() {
+    let closed = closed_addr();
+    let outcome = readygate(["wait", "-t", "300ms", &closed.to_string()]).outcome();
+    outcome.expect_code(1);
+    let last = outcome.stderr.lines().last().unwrap_or_default();
     assert!(
-        written.contains(&closed) && written.contains("connection refused"),
-        "{written}"
+        last.ends_with(&format!("{closed}: connection refused")),
+        "{}",
+        outcome.stderr
+    );
+    // `localhost` is two addresses: which one refused is worth saying.
+    let port = closed.port().to_string();
+    let outcome = readygate(["probe", &format!("localhost:{port}")]).outcome();
+    outcome.expect_code(1);
+    assert!(
+        outcome
+            .stdout
+            .starts_with(&format!("localhost:{port}: connection refused to ")),
+        "{}",
+        outcome.stdout
     );
 }
 
