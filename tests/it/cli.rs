@@ -242,10 +242,10 @@ fn any_is_satisfied_by_one_target_all_needs_every_one() {
     let server = HttpServer::start(|_, _| Answer::body("ok"));
     let closed = format!("tcp://{}", closed_addr());
     let url = server.url("/");
-    readygate(["wait", "-t", "5s", "--any", &closed, &url])
+    readygate(["wait", "-t", "10s", "--any", &closed, &url])
         .outcome()
         .expect_code(0)
-        .expect_faster_than(2 * SECOND);
+        .expect_faster_than(5 * SECOND);
     readygate(["wait", "-t", "300ms", &closed, &url])
         .outcome()
         .expect_code(1)
@@ -420,11 +420,11 @@ fn environment_supplies_options_and_the_command_line_wins() {
 #[test]
 fn disabled_skips_all_waiting() {
     let closed = format!("tcp://{}", closed_addr());
-    readygate(["wait", "-t", "5s", &closed])
+    readygate(["wait", "-t", "10s", &closed])
         .env("READYGATE_DISABLED", "true")
         .outcome()
         .expect_code(0)
-        .expect_faster_than(SECOND);
+        .expect_faster_than(5 * SECOND);
     readygate(["probe", &closed])
         .env("READYGATE_DISABLED", "1")
         .outcome()

@@ -71,14 +71,15 @@ fn a_flood_is_cut_off_at_a_few_kib() {
         let run = measured(&mut readygate([
             "probe",
             "--timeout",
-            "5s",
+            "20s",
             "--attempt-timeout",
-            "2s",
+            "10s",
             &target,
         ]));
+        // Well inside the attempt timeout: the capped read ends the attempt, not the clock.
         run.outcome
             .expect_code(1)
-            .expect_faster_than(Duration::from_secs(2))
+            .expect_faster_than(Duration::from_secs(5))
             .expect_stdout(" answer");
         run.expect_memory_under(20);
     }

@@ -116,9 +116,16 @@ pub fn reset_in_body(mut stream: TcpStream) {
     reset(stream);
 }
 
-/// Closes with SO_LINGER 0, so the kernel sends RST and discards unsent data.
+/// Closes with SO_LINGER 0, so the kernel sends RST and discards unsent data: once what was
+/// written has been acknowledged, so the client has it (to read before the reset) whatever
+/// the machine's pace.
 fn reset(stream: TcpStream) {
-    thread::sleep(Duration::from_millis(50));
+    super::wait_until("the peer to acknowledge the partial response", || {
+        let mut unacknowledged: libc::c_int = 0;
+        // SAFETY: TIOCOUTQ on a valid socket writes one int.
+        let asked = unsafe { libc::ioctl(stream.as_raw_fd(), libc::TIOCOUTQ, &mut unacknowledged) };
+        asked != 0 || unacknowledged == 0
+    });
     let linger = libc::linger {
         l_onoff: 1,
         l_linger: 0,
