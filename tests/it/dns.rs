@@ -8,6 +8,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use crate::support::dns::{Responder, Zone};
+use crate::support::events::comes_to_hold;
 use crate::support::nginx::Nginx;
 use crate::support::pod::Pod;
 use crate::support::run::{finish, RunExt};
@@ -269,10 +270,15 @@ fn a_missing_name_is_kept_for_the_soa_ttl_and_only_with_one() {
     ] {
         let (pod, dns) = counted(zone.clone());
         let attempts = poll(&pod, "1s", "tcp://db:80");
-        let count = dns.count("db.default.svc.cluster.local", A);
-        // The attempt in flight at the deadline has asked but is never logged as ended.
+        // One query per attempt, give or take the last: the attempt in flight at the deadline
+        // has asked but is never logged as ended, and on a loaded machine a last attempt can
+        // start with no time left and end ("no answer within 0ms") before it asks. The
+        // responder's thread may still be taking the last query in.
+        let count = || dns.count("db.default.svc.cluster.local", A);
+        comes_to_hold(|| count() + 1 >= attempts);
+        let count = count();
         assert!(
-            count == attempts || count == attempts + 1,
+            (attempts - 1..=attempts + 1).contains(&count),
             "{zone:?}: one query per attempt: {count} queries, {attempts} attempts"
         );
     }

@@ -31,6 +31,19 @@ pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) -> Instant {
     }
 }
 
+/// Whether `done()` comes to hold within [`EVENT_LIMIT`], for a test that asserts on it
+/// afterwards with a message of its own (e.g. a server thread that may still be counting).
+pub fn comes_to_hold(mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + EVENT_LIMIT;
+    while !done() {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(POLL);
+    }
+    true
+}
+
 /// Waits until `path` exists.
 #[track_caller]
 pub fn wait_for_path(path: &Path) -> Instant {
