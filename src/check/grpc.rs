@@ -5,12 +5,13 @@ mod wire;
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
-use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE, TE, USER_AGENT};
+use hyper::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, TE, USER_AGENT};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
 use super::Context;
 use crate::engine::{waiting_for, Reason};
+use crate::header::Header;
 use crate::target::GrpcTarget;
 use crate::tls::{self, Alpn};
 use crate::transport::{self, describe_error};
@@ -61,7 +62,7 @@ pub async fn check(target: &GrpcTarget, context: &Context) -> Result<(), Reason>
             .map_err(|e| transport_error(&e))?;
     let exchange = async {
         let response = sender
-            .send_request(request(target)?)
+            .send_request(request(target, &context.options.headers)?)
             .await
             .map_err(|e| transport_error(&e))?;
         waiting_for("answer not complete");
@@ -79,18 +80,49 @@ pub async fn check(target: &GrpcTarget, context: &Context) -> Result<(), Reason>
     }
 }
 
-fn request(target: &GrpcTarget) -> Result<Request<Full<Bytes>>, Reason> {
+/// The health check call; `-H` headers become its metadata (an `authorization` token, a
+/// tenant), as they do with grpcurl's `-H`.
+fn request(target: &GrpcTarget, metadata: &[Header]) -> Result<Request<Full<Bytes>>, Reason> {
     let scheme = if target.tls { "https" } else { "http" };
-    Request::builder()
+    let mut request = Request::builder()
         .method(Method::POST)
         .uri(format!("{scheme}://{}{CHECK_PATH}", target.authority))
-        .header(CONTENT_TYPE, HeaderValue::from_static("application/grpc"))
-        .header(TE, HeaderValue::from_static("trailers"))
-        .header(USER_AGENT, HeaderValue::from_static(AGENT))
         .body(Full::new(Bytes::from(wire::encode_request(
             &target.service,
         ))))
-        .map_err(|e| format!("invalid gRPC request: {e}"))
+        .map_err(|e| format!("invalid gRPC request: {e}"))?;
+    let headers = request.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+    headers.insert(TE, HeaderValue::from_static("trailers"));
+    headers.insert(USER_AGENT, HeaderValue::from_static(AGENT));
+    let mut replaced = Vec::new();
+    for header in metadata.iter().filter(|h| is_metadata(&h.name)) {
+        // As for HTTP: a name given replaces readygate's own, an empty value only removes it.
+        if !replaced.contains(&&header.name) {
+            headers.remove(&header.name);
+            replaced.push(&header.name);
+        }
+        if !header.value.is_empty() {
+            headers.append(header.name.clone(), header.value.clone());
+        }
+    }
+    Ok(request)
+}
+
+/// Whether a `-H` header can be call metadata: not one the call itself is made of, nor one
+/// HTTP/2 forbids (connection-specific), nor `Host` (the URL's authority is the `:authority`).
+fn is_metadata(name: &HeaderName) -> bool {
+    !matches!(
+        name.as_str(),
+        "content-type"
+            | "te"
+            | "host"
+            | "connection"
+            | "keep-alive"
+            | "proxy-connection"
+            | "transfer-encoding"
+            | "upgrade"
+    )
 }
 
 /// Reads the answer: the serving status when the call succeeded, else why it did not.
@@ -208,6 +240,37 @@ mod tests {
             failed_call(99, &HeaderMap::new()),
             "grpc-status 99 UNKNOWN_CODE"
         );
+    }
+
+    #[test]
+    fn h_headers_become_metadata_except_the_calls_own() {
+        let target = GrpcTarget {
+            tls: false,
+            endpoint: crate::target::Endpoint {
+                host: crate::target::Host::Name("h".into()),
+                port: 1,
+            },
+            authority: "h:1".into(),
+            service: String::new(),
+        };
+        let given: Vec<Header> = [
+            "Authorization: Bearer t",
+            "X-Tenant: a",
+            "x-tenant: b",
+            "Content-Type: text/plain",
+            "Connection: keep-alive",
+            "User-Agent:",
+        ]
+        .iter()
+        .map(|h| Header::parse(h).unwrap())
+        .collect();
+        let request = request(&target, &given).unwrap();
+        let headers = request.headers();
+        assert_eq!(headers["authorization"], "Bearer t");
+        assert_eq!(headers.get_all("x-tenant").iter().count(), 2);
+        assert_eq!(headers["content-type"], "application/grpc");
+        assert!(headers.get("connection").is_none());
+        assert!(headers.get("user-agent").is_none());
     }
 
     #[test]

@@ -172,3 +172,36 @@ fn a_server_message_cannot_forge_a_log_line() {
         );
     }
 }
+
+#[test]
+fn h_headers_are_sent_as_call_metadata() {
+    let server = GrpcServer::start(|_| Health::Status(1));
+    let target = format!("grpc://{}", server.addr);
+    readygate([
+        "probe",
+        "-H",
+        "Authorization: Bearer token-for-the-call",
+        "-H",
+        "X-Tenant: blue",
+        "-H",
+        "x-tenant: green",
+        "-H",
+        "Connection: keep-alive",
+        &target,
+    ])
+    .outcome()
+    .expect_code(0);
+    let metadata = server.metadata();
+    assert_eq!(metadata.len(), 1, "{metadata:#?}");
+    let values = |name: &str| -> Vec<&str> {
+        metadata[0]
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    };
+    assert_eq!(values("authorization"), ["Bearer token-for-the-call"]);
+    assert_eq!(values("x-tenant"), ["blue", "green"]);
+    assert_eq!(values("content-type"), ["application/grpc"]);
+    assert!(values("connection").is_empty());
+}

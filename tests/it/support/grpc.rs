@@ -23,12 +23,17 @@ pub enum Health {
     Fail(u32, &'static str),
 }
 
+/// One call's headers: (name in lower case, value) pairs in order.
+pub type Metadata = Vec<(String, String)>;
+
 /// A running server; its thread ends with the test binary.
 pub struct GrpcServer {
     /// Where it listens.
     pub addr: SocketAddr,
     /// The service names asked about, in order.
     asked: Arc<Mutex<Vec<String>>>,
+    /// Each call's headers (metadata), names lower case, in order.
+    metadata: Arc<Mutex<Vec<Metadata>>>,
 }
 
 impl GrpcServer {
@@ -37,8 +42,18 @@ impl GrpcServer {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let addr = listener.local_addr().expect("local addr");
         let asked = Arc::new(Mutex::new(Vec::new()));
-        serve(listener, answer, asked.clone());
-        GrpcServer { addr, asked }
+        let metadata = Arc::new(Mutex::new(Vec::new()));
+        serve(listener, answer, asked.clone(), metadata.clone());
+        GrpcServer {
+            addr,
+            asked,
+            metadata,
+        }
+    }
+
+    /// The metadata of every call so far.
+    pub fn metadata(&self) -> Vec<Metadata> {
+        self.metadata.lock().unwrap().clone()
     }
 
     /// The service names asked about so far.
@@ -51,12 +66,25 @@ fn serve(
     listener: std::net::TcpListener,
     answer: fn(&str) -> Health,
     asked: Arc<Mutex<Vec<String>>>,
+    metadata: Arc<Mutex<Vec<Metadata>>>,
 ) {
     super::serve_on_thread(listener, move |stream| {
         let asked = asked.clone();
+        let metadata = metadata.clone();
         async move {
             let service = service_fn(move |request: Request<Incoming>| {
                 let asked = asked.clone();
+                let headers = request
+                    .headers()
+                    .iter()
+                    .map(|(n, v)| {
+                        (
+                            n.to_string(),
+                            String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                        )
+                    })
+                    .collect();
+                metadata.lock().unwrap().push(headers);
                 async move {
                     let body = request.into_body().collect().await.map(|b| b.to_bytes());
                     let service = body.map(|b| service_name(&b)).unwrap_or_default();
