@@ -9,6 +9,8 @@ pub mod duration;
 pub mod header;
 #[path = "../../src/matcher.rs"]
 pub mod matcher;
+#[path = "../../src/percent.rs"]
+pub mod percent;
 #[path = "../../src/redact.rs"]
 pub mod redact;
 #[path = "../../src/status.rs"]
@@ -29,6 +31,10 @@ pub mod check {
         pub use super::super::k8s_target::{parse, K8sTarget};
     }
 }
+
+/// The parts of `check` the parsers name: `k8s://` targets, HTTP requests and redirects.
+#[path = "check.rs"]
+pub mod check;
 
 /// Panics unless a rejection is one line, as the contract promises.
 pub fn assert_one_line(message: &str) {
