@@ -5,3 +5,6 @@
 pub mod http;
 #[path = "check_k8s.rs"]
 pub mod k8s;
+
+#[allow(unused_imports)]
+pub use http::redirect::Redirects;

@@ -1,7 +1,8 @@
 //! Fuzzes what a server may answer: the bytes become the raw HTTP/1 response to readygate's
 //! request (hyper parses it as the check does), and a redirect in it goes through
 //! `redirect::next` and the next request's `request::build`. An input starting with `L` is a
-//! `Location` value only, sent in a 302, so that most runs reach the redirect path. Never a panic; a `Location` that
+//! `Location` value only, sent in a 302, so that most runs reach the redirect path; the
+//! input's length picks the kubelet's redirect rule or wget's (the `wait-for` drop-in). Never a panic; a `Location` that
 //! cannot be followed is a one-line reason; a followed one always makes a valid request.
 
 #![no_main]
@@ -77,7 +78,11 @@ fuzz_target!(|input: &[u8]| {
                     return;
                 };
                 let status = answer.status();
-                match redirect::next(&current, status, answer.headers().get(LOCATION)) {
+                let policy = match input.len() % 2 {
+                    0 => check::Redirects::SameHost,
+                    _ => check::Redirects::AnyHost,
+                };
+                match redirect::next(&current, status, answer.headers().get(LOCATION), policy) {
                     Err(reason) => assert_one_line(&reason),
                     Ok(Redirect::Answer) => {}
                     Ok(Redirect::Follow { next, absolute }) => {

@@ -17,21 +17,6 @@ pub mod redact;
 pub mod status;
 #[path = "../../src/target.rs"]
 pub mod target;
-#[path = "../../src/percent.rs"]
-pub mod percent;
-
-/// The `k8s://` target syntax: its two files side by side as in the binary's `check::k8s`, and
-/// `check::k8s` where `target` finds it.
-#[path = "../../src/check/k8s/target.rs"]
-pub mod k8s_target;
-#[path = "../../src/check/k8s/selector.rs"]
-pub mod selector;
-pub mod check {
-    pub mod k8s {
-        pub use super::super::k8s_target::{parse, K8sTarget};
-    }
-}
-
 /// The parts of `check` the parsers name: `k8s://` targets, HTTP requests and redirects.
 #[path = "check.rs"]
 pub mod check;

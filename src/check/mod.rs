@@ -21,6 +21,8 @@ mod zookeeper;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
+pub use http::redirect::Redirects;
+
 use crate::cli::Method;
 use crate::engine::{Condition, Miss, NoWatch, Reason, Watch};
 use crate::header::Header;
@@ -49,27 +51,6 @@ pub struct Options {
     pub k8s: Option<k8s::Cluster>,
     /// Which HTTP redirects are followed.
     pub redirects: Redirects,
-}
-
-/// Which redirects an `http(s)://` check follows.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Redirects {
-    /// The kubelet's rule: same host only, and the 10th redirect fails the attempt; a redirect
-    /// to another host is the answer, judged by its 3xx status.
-    #[default]
-    SameHost,
-    /// wget's rule (the `wait-for` drop-in): any http(s) location, at most 20 redirects.
-    AnyHost,
-}
-
-impl Redirects {
-    /// The most requests one attempt sends.
-    pub fn most_requests(self) -> usize {
-        match self {
-            Redirects::SameHost => 10,
-            Redirects::AnyHost => 21,
-        }
-    }
 }
 
 /// The HTTP methods readygate sends.

@@ -6,9 +6,29 @@ use hyper::header::HeaderValue;
 use hyper::http::uri::PathAndQuery;
 use hyper::StatusCode;
 
-use crate::check::Redirects;
 use crate::redact::quoted;
 use crate::target::{HttpTarget, Kind, Target};
+
+/// Which redirects an `http(s)://` check follows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Redirects {
+    /// The kubelet's rule: same host only, and the 10th redirect fails the attempt; a redirect
+    /// to another host is the answer, judged by its 3xx status.
+    #[default]
+    SameHost,
+    /// wget's rule (the `wait-for` drop-in): any http(s) location, at most 20 redirects.
+    AnyHost,
+}
+
+impl Redirects {
+    /// The most requests one attempt sends.
+    pub fn most_requests(self) -> usize {
+        match self {
+            Redirects::SameHost => 10,
+            Redirects::AnyHost => 21,
+        }
+    }
+}
 
 /// What a response's status and `Location` lead to.
 #[derive(Debug, PartialEq, Eq)]
