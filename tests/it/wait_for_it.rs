@@ -11,7 +11,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::support::run::{finish, Outcome, RunExt};
-use crate::support::{closed_addr, free_port, require, Running, TempDir};
+use crate::support::{closed_addr, free_port, require, wait_until, Running, TempDir};
 
 /// The command after `--`: proves it ran (stdout) and passes its own status on.
 const COMMAND: [&str; 4] = ["--", "sh", "-c", "echo ran; exit 3"];
@@ -386,6 +386,8 @@ fn sigterm_while_waiting_exits_143_without_running_the_command() {
     list.extend(args(&COMMAND));
     let mut running = tools.spawn("ours", "wait-for-it", &list);
     running.line("waiting for");
+    // It says it waits a moment before its handler is in place.
+    wait_until("a SIGTERM handler", || running.catches(libc::SIGTERM));
     running.signal(libc::SIGTERM);
     let outcome = running.finish();
     outcome
