@@ -811,12 +811,14 @@ Written by `bench/run.sh` (see "Benchmark" in docs/performance.md); do not edit 
 
 def keep_container_section(path, text):
     """bench/containers.sh writes the figures through a container runtime into the same report,
-    between these markers: a run of this benchmark keeps them."""
-    start, end = "<!-- containers:start -->", "<!-- containers:end -->"
+    and bench/load.sh the load on the cluster, each between its markers: a run of this
+    benchmark keeps them."""
     old = path.read_text() if path.exists() else ""
-    if start in old and end in old:
-        section = start + old.split(start, 1)[1].split(end, 1)[0] + end
-        text = f"{text.rstrip()}\n\n{section}\n"
+    for name in ["containers", "load"]:
+        start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+        if start in old and end in old:
+            section = start + old.split(start, 1)[1].split(end, 1)[0] + end
+            text = f"{text.rstrip()}\n\n{section}\n"
     return text
 
 
