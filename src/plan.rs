@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::check::{Options, Redirects};
 use crate::cli::{CommonArgs, LogFormat, ProbeArgs, WaitArgs};
-use crate::engine::Policy;
+use crate::engine::{Policy, Schedule};
 use crate::target::{HttpTarget, Kind, Target};
 
 /// `wait`'s default deadline.
@@ -16,11 +16,24 @@ pub const WAIT_TIMEOUT: Duration = Duration::from_secs(60);
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 /// Default bound on one attempt, like the kubelet's `timeoutSeconds`.
 pub const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(1);
-/// Default first retry delay.
-pub const INTERVAL: Duration = Duration::from_millis(10);
-/// Default cap on the retry delay: a target that stays down is tried about 13 times a second,
-/// which keeps both detection and idle CPU small (docs/performance.md).
-pub const MAX_INTERVAL: Duration = Duration::from_millis(100);
+/// The schedule of a target on this machine (a loopback host, a Unix socket, a file): a
+/// connect there costs microseconds, so it is polled fast, from 10 ms doubling to 100 ms.
+pub const LOCAL: Schedule = Schedule {
+    label: "local",
+    first: Duration::from_millis(10),
+    max: Duration::from_millis(100),
+    growth: (2, 1),
+};
+/// The schedule of any other target: about seven attempts in the first second, then 30% more
+/// per miss up to 5 s, so a dependency that stays down sees fewer than one attempt a second
+/// after the first five (docs/performance.md, "Load on the cluster"), while one that comes up
+/// in the first seconds is still seen within a few hundred milliseconds.
+pub const REMOTE: Schedule = Schedule {
+    label: "remote",
+    first: Duration::from_millis(100),
+    max: Duration::from_secs(5),
+    growth: (13, 10),
+};
 
 /// Which command the plan is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +60,8 @@ pub struct Plan {
     pub mode: Mode,
     /// The targets, in the order given.
     pub targets: Vec<Target>,
+    /// How each target's attempts are spaced, in the same order.
+    pub schedules: Vec<Schedule>,
     /// Retry settings.
     pub policy: Policy,
     /// Per-attempt options.
@@ -95,6 +110,12 @@ impl Plan {
     fn common(mode: Mode, args: CommonArgs) -> Result<Plan, String> {
         let targets = targets(&args.targets)?;
         let policy = policy(mode, &args)?;
+        let explicit = explicit_schedule(args.interval, args.max_interval);
+        let through_socket = args.unix_socket.is_some();
+        let schedules = targets
+            .iter()
+            .map(|target| schedule(target.is_local(through_socket), explicit))
+            .collect();
         let level = match (args.quiet, args.verbose, mode) {
             (true, _, _) => tracing::Level::ERROR,
             (_, true, _) => tracing::Level::DEBUG,
@@ -114,6 +135,7 @@ impl Plan {
         Ok(Plan {
             mode,
             targets,
+            schedules,
             policy,
             options: Options {
                 statuses: args.status.unwrap_or_default(),
@@ -195,18 +217,38 @@ fn policy(mode: Mode, args: &CommonArgs) -> Result<Policy, String> {
             ));
         }
     }
-    let interval = args.interval.unwrap_or(INTERVAL);
-    let max_interval = args.max_interval.unwrap_or(MAX_INTERVAL.max(interval));
     Ok(Policy {
         deadline,
         attempt_timeout,
-        interval,
-        max_interval,
         success_threshold: args.success_threshold,
         any: args.any,
         invert: args.invert,
         max_attempts: (mode == Mode::Probe).then_some(1),
     })
+}
+
+/// `--interval`/`--max-interval` as given (flag or environment): one schedule for every target,
+/// doubling as the local one does; `None` when neither is given.
+pub fn explicit_schedule(interval: Option<Duration>, max: Option<Duration>) -> Option<Schedule> {
+    if interval.is_none() && max.is_none() {
+        return None;
+    }
+    let first = interval.unwrap_or(LOCAL.first);
+    Some(Schedule {
+        label: "--interval/--max-interval",
+        first,
+        max: max.unwrap_or(LOCAL.max.max(first)),
+        growth: (2, 1),
+    })
+}
+
+/// The schedule of a target: as set, else by where the target is.
+pub fn schedule(local: bool, explicit: Option<Schedule>) -> Schedule {
+    match (explicit, local) {
+        (Some(schedule), _) => schedule,
+        (None, true) => LOCAL,
+        (None, false) => REMOTE,
+    }
 }
 
 /// `--cacert FILE`, read and checked here, once, so a missing or broken bundle is a usage

@@ -9,7 +9,7 @@ use proptest::prelude::*;
 
 use crate::cli::{Cli, Command};
 use crate::duration::parse_duration;
-use crate::engine::Backoff;
+use crate::engine::{Backoff, Schedule};
 use crate::header::Header;
 use crate::matcher::Matcher;
 use crate::plan::Plan;
@@ -152,11 +152,12 @@ proptest! {
     #[test]
     fn backoff_never_panics_and_stays_under_its_cap(
         first in any::<u64>(), first_nanos in 0u32..1_000_000_000,
-        max in any::<u64>(), seed in any::<u64>(),
+        max in any::<u64>(), seed in any::<u64>(), growth in (any::<u32>(), any::<u32>()),
     ) {
         let first = Duration::new(first, first_nanos);
         let max = Duration::from_secs(max);
-        let mut backoff = Backoff::new(first, max, seed);
+        let schedule = Schedule { label: "test", first, max, growth };
+        let mut backoff = Backoff::new(schedule, seed);
         for _ in 0..70 {
             prop_assert!(backoff.next_delay() <= max.max(first));
         }

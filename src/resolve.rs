@@ -17,7 +17,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use tokio::time::Instant;
 
 use crate::engine::Reason;
-use crate::target::{Endpoint, Host};
+use crate::target::{is_localhost, Endpoint, Host};
 use cache::CACHE;
 use client::{Exchange, Outcome};
 use conf::Conf;
@@ -111,24 +111,4 @@ async fn answers(exchange: &mut Exchange<'_>, name: &str) -> [Outcome; 2] {
         outcomes[slot] = outcome;
     }
     outcomes
-}
-
-/// `localhost` and names under it (RFC 6761, section 6.3).
-fn is_localhost(name: &str) -> bool {
-    let name = name.strip_suffix('.').unwrap_or(name);
-    name.eq_ignore_ascii_case("localhost") || name.to_ascii_lowercase().ends_with(".localhost")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn localhost_names() {
-        assert!(is_localhost("localhost"));
-        assert!(is_localhost("LocalHost."));
-        assert!(is_localhost("app.localhost"));
-        assert!(!is_localhost("localhost.example"));
-        assert!(!is_localhost("notlocalhost"));
-    }
 }

@@ -35,7 +35,7 @@ pub async fn wait_or_probe(mut plan: Plan) -> Exit {
         .collect();
     let started = tokio::time::Instant::now();
     let report = tokio::select! {
-        report = engine::run(checks, &names, &plan.policy) => report,
+        report = engine::run(checks, &names, &plan.schedules, &plan.policy) => report,
         signal = signals.next() => {
             tracing::warn!("stopped by signal {signal} before readiness");
             return Exit::Signal(signal);

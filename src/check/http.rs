@@ -4,6 +4,7 @@
 mod informational;
 pub mod redirect;
 pub mod request;
+mod retry_after;
 
 use std::future::Future;
 
@@ -102,6 +103,10 @@ async fn answer<'a>(
         return Ok(Step::Redirect { next, absolute });
     }
     if !options.statuses.contains(status.as_u16()) {
+        let now = std::time::SystemTime::now();
+        if let Some(wait) = retry_after::requested(status, response.headers(), now) {
+            crate::engine::retry_not_before(wait);
+        }
         return Err(format!("status {}", status.as_u16()));
     }
     match &options.matcher {

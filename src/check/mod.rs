@@ -217,8 +217,6 @@ mod tests {
         let policy = Policy {
             deadline: Some(Duration::from_millis(800)),
             attempt_timeout: Duration::from_millis(200),
-            interval: Duration::from_millis(20),
-            max_interval: Duration::from_millis(100),
             success_threshold: 1,
             any: false,
             invert: false,
@@ -226,7 +224,8 @@ mod tests {
         };
         let names = ["hung".to_string(), "ready".to_string()];
         let started = std::time::Instant::now();
-        let report = engine::run(vec![stuck, fine], &names, &policy).await;
+        let schedules = [crate::plan::LOCAL; 2];
+        let report = engine::run(vec![stuck, fine], &names, &schedules, &policy).await;
         let took = started.elapsed();
         assert!(!report.ready);
         assert!(report.targets[1].ready, "{report:?}");

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use crate::check::{Check, CheckWatch, Context, Options, Redirects};
 use crate::engine::{self, Condition, Miss, NoWatch, Policy, Reason};
-use crate::plan::{ATTEMPT_TIMEOUT, INTERVAL, MAX_INTERVAL};
+use crate::plan::ATTEMPT_TIMEOUT;
 use crate::signal::Terminations;
 use crate::status::StatusRanges;
 use crate::target::{Kind, Target};
@@ -75,16 +75,19 @@ async fn wait(gate: Attempt, timeout: Option<Duration>, name: String) -> Result<
         deadline: timeout.filter(|limit| *limit <= LONGEST),
         // nc -w 1 and wget --timeout=1: one second per attempt.
         attempt_timeout: ATTEMPT_TIMEOUT,
-        interval: INTERVAL,
-        max_interval: MAX_INTERVAL,
         success_threshold: 1,
         any: false,
         invert: false,
         max_attempts: None,
     };
+    let local = match &gate {
+        Attempt::Check(check) => check.target.is_local(false),
+        Attempt::Never(_) => true,
+    };
+    let schedules = [crate::plan::schedule(local, None)];
     let names = [name];
     tokio::select! {
-        report = engine::run(vec![gate], &names, &policy) => Ok(report.ready),
+        report = engine::run(vec![gate], &names, &schedules, &policy) => Ok(report.ready),
         signal = signals.next() => Err(signal),
     }
 }

@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use std::time::{Duration, Instant};
 
 use crate::engine::{self, Condition, Miss, NoWatch, Policy, Reason};
-use crate::plan::{ATTEMPT_TIMEOUT, INTERVAL, MAX_INTERVAL};
+use crate::plan::ATTEMPT_TIMEOUT;
 use crate::redact::{one_line, quoted};
 use crate::signal::Terminations;
 use crate::target::Endpoint;
@@ -121,17 +121,20 @@ async fn wait(port: Port, limit: Option<Duration>, name: String) -> Waited {
     let policy = Policy {
         deadline: limit.filter(|limit| *limit <= LONGEST),
         attempt_timeout: ATTEMPT_TIMEOUT,
-        interval: INTERVAL,
-        max_interval: MAX_INTERVAL,
         success_threshold: 1,
         any: false,
         invert: false,
         max_attempts: None,
     };
+    let local = port
+        .0
+        .as_ref()
+        .is_ok_and(|endpoint| endpoint.host.is_local());
+    let schedules = [crate::plan::schedule(local, None)];
     let names = [name];
     let started = Instant::now();
     tokio::select! {
-        report = engine::run(vec![port], &names, &policy) => if report.ready {
+        report = engine::run(vec![port], &names, &schedules, &policy) => if report.ready {
             Waited::Available(started.elapsed())
         } else {
             Waited::TimedOut

@@ -1,7 +1,8 @@
 //! The retry loop: deadline, attempt timeout, backoff with jitter, success threshold, any/all
 //! and invert. It knows nothing of protocols: a [`Condition`] is anything that can be attempted.
 
-mod backoff;
+mod attempt;
+mod schedule;
 mod waiting;
 
 use std::future::Future;
@@ -11,7 +12,9 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 use tokio::time::{sleep, sleep_until, timeout_at, Instant};
 
-pub use backoff::Backoff;
+use attempt::Scope;
+pub use attempt::{attempt_end, retry_not_before};
+pub use schedule::{Backoff, Schedule};
 use waiting::Waiting;
 pub use waiting::{waiting_for, NOTHING_YET};
 
@@ -43,17 +46,6 @@ impl From<Reason> for Miss {
     fn from(reason: Reason) -> Miss {
         Miss::NotYet(reason)
     }
-}
-
-tokio::task_local! {
-    /// When the attempt in progress ends: a check that stops waiting just then can say what it
-    /// was waiting for, rather than leave the engine to say "no answer".
-    static ATTEMPT_END: Instant;
-}
-
-/// When the attempt in progress ends (`None` outside an attempt).
-pub fn attempt_end() -> Option<Instant> {
-    ATTEMPT_END.try_with(|end| *end).ok()
 }
 
 /// Something that can be checked for readiness: one target bound to its options.
@@ -101,10 +93,6 @@ pub struct Policy {
     pub deadline: Option<Duration>,
     /// Bound on one attempt, clipped to what is left of the deadline.
     pub attempt_timeout: Duration,
-    /// First retry delay.
-    pub interval: Duration,
-    /// Cap on the retry delay.
-    pub max_interval: Duration,
     /// Consecutive good attempts a target needs.
     pub success_threshold: u32,
     /// Done when any one target is ready, instead of all of them.
@@ -145,6 +133,8 @@ struct Progress {
     in_flight: Option<Instant>,
     /// What the attempt in flight waits for.
     waiting: Waiting,
+    /// When the next attempt may start, if the target asked for a wait.
+    not_before: Option<Instant>,
 }
 
 /// How a target loop ended.
@@ -168,12 +158,24 @@ enum Event {
     TimedOut(Reason),
     /// An attempt was cut by the deadline; the reason says after how long.
     CutByDeadline(Reason),
+    /// The target asked not to be tried again before then.
+    NotBefore(Instant),
 }
 
 /// Runs every condition until the policy's goal is met or the deadline passes. `names` label
-/// the conditions in log lines (already redacted).
-pub async fn run<C: Condition>(conditions: Vec<C>, names: &[String], policy: &Policy) -> Report {
+/// the conditions in log lines (already redacted); `schedules` space their attempts.
+pub async fn run<C: Condition>(
+    conditions: Vec<C>,
+    names: &[String],
+    schedules: &[Schedule],
+    policy: &Policy,
+) -> Report {
     assert_eq!(conditions.len(), names.len(), "one name per condition");
+    assert_eq!(
+        conditions.len(),
+        schedules.len(),
+        "one schedule per condition"
+    );
     let start = Instant::now();
     // A deadline the clock cannot represent (hundreds of billions of years) is no deadline.
     let deadline = policy.deadline.and_then(|d| start.checked_add(d));
@@ -189,19 +191,25 @@ pub async fn run<C: Condition>(conditions: Vec<C>, names: &[String], policy: &Po
         let seed = seed.wrapping_add(index as u64);
         let name = names[index].clone();
         let waiting = shared.lock().expect("progress lock")[index].waiting.clone();
+        let backoff = Backoff::new(schedules[index], seed);
+        tracing::debug!("{name}: {}", schedules[index]);
         tasks.spawn(async move {
             let end = target_loop(
                 condition,
                 &name,
                 &policy,
                 deadline,
-                seed,
+                backoff,
                 &waiting,
                 |event| {
                     let mut progress = shared.lock().expect("progress lock");
                     let progress = &mut progress[index];
                     match event {
-                        Event::Started => progress.in_flight = Some(Instant::now()),
+                        Event::Started => {
+                            progress.in_flight = Some(Instant::now());
+                            progress.not_before = None;
+                        }
+                        Event::NotBefore(at) => progress.not_before = Some(at),
                         Event::Ended(reason) => {
                             progress.in_flight = None;
                             if reason.is_some() {
@@ -294,13 +302,12 @@ async fn target_loop<C: Condition>(
     name: &str,
     policy: &Policy,
     deadline: Option<Instant>,
-    seed: u64,
+    mut backoff: Backoff,
     waiting: &Waiting,
     mut record: impl FnMut(Event),
 ) -> End {
     // One attempt only (`probe`) has nothing to be woken for: no watch to set up and close.
     let mut watch = (policy.max_attempts != Some(1)).then(|| condition.watch());
-    let mut backoff = Backoff::new(policy.interval, policy.max_interval, seed);
     let mut streak = 0;
     let mut attempts = 0;
     loop {
@@ -315,7 +322,8 @@ async fn target_loop<C: Condition>(
         };
         let bound = end.saturating_duration_since(now);
         record(Event::Started);
-        let attempt = waiting.scope(ATTEMPT_END.scope(end, condition.attempt()));
+        let scope = Scope::new(end);
+        let attempt = waiting.scope(scope.run(condition.attempt()));
         let (outcome, timed_out) = match timeout_at(end, attempt).await {
             Ok(outcome) => (outcome, false),
             Err(_) => (Err(Miss::NotYet(waiting.within(bound))), true),
@@ -362,10 +370,23 @@ async fn target_loop<C: Condition>(
                 return End::Met;
             }
             backoff.reset();
-            policy.interval
+            backoff.first()
         } else {
             streak = 0;
-            backoff.next_delay()
+            let delay = backoff.next_delay();
+            // The target asked for a wait (a `Retry-After`): no sooner, though the deadline
+            // still ends the wait when it comes.
+            match scope.not_before() {
+                Some(asked) if asked > delay => {
+                    tracing::debug!(
+                        "{name}: next attempt in {}, as the target asked",
+                        humanize(asked)
+                    );
+                    record(Event::NotBefore(later(Instant::now(), asked)));
+                    asked
+                }
+                _ => delay,
+            }
         };
         if policy.max_attempts.is_some_and(|max| attempts >= max) {
             return End::OutOfAttempts;
@@ -396,6 +417,11 @@ fn far_future(now: Instant) -> Instant {
     now + Duration::from_secs(86400 * 365 * 30)
 }
 
+/// `by` after `now`, or the far future if the clock cannot say.
+fn later(now: Instant, by: Duration) -> Instant {
+    now.checked_add(by).unwrap_or_else(|| far_future(now))
+}
+
 /// Sleeps until the deadline, or forever without one.
 async fn sleep_until_deadline(deadline: Option<Instant>) {
     match deadline {
@@ -406,13 +432,22 @@ async fn sleep_until_deadline(deadline: Option<Instant>) {
 
 fn log_progress(shared: &Mutex<Vec<Progress>>, names: &[String], start: Instant) {
     let progress = shared.lock().expect("progress lock");
+    let now = Instant::now();
     let waiting: Vec<String> = progress
         .iter()
         .zip(names)
         .filter(|(p, _)| !p.ready)
-        .map(|(p, name)| match &p.last_error {
-            Some(reason) => format!("{name} ({reason})"),
-            None => name.clone(),
+        .map(|(p, name)| {
+            let asked = match p.not_before {
+                Some(at) if at > now => {
+                    format!("; next attempt in {}, as it asked", humanize(at - now))
+                }
+                _ => String::new(),
+            };
+            match &p.last_error {
+                Some(reason) => format!("{name} ({reason}{asked})"),
+                None => name.clone(),
+            }
         })
         .collect();
     tracing::info!(

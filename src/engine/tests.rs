@@ -61,13 +61,23 @@ fn defaults() -> Policy {
     Policy {
         deadline: Some(Duration::from_secs(10)),
         attempt_timeout: Duration::from_secs(1),
-        interval: 10 * MS,
-        max_interval: 100 * MS,
         success_threshold: 1,
         any: false,
         invert: false,
         max_attempts: None,
     }
+}
+
+/// Today's local schedule: 10 ms doubling to 100 ms.
+const LOCAL: Schedule = Schedule {
+    label: "local",
+    first: Duration::from_millis(10),
+    max: Duration::from_millis(100),
+    growth: (2, 1),
+};
+
+fn local(n: usize) -> Vec<Schedule> {
+    vec![LOCAL; n]
 }
 
 fn names(n: usize) -> Vec<String> {
@@ -77,7 +87,7 @@ fn names(n: usize) -> Vec<String> {
 #[tokio::test(start_paused = true)]
 async fn ready_at_once_takes_one_attempt() {
     let condition = Scripted::new(Some(Duration::ZERO));
-    let report = run(vec![condition.clone()], &names(1), &defaults()).await;
+    let report = run(vec![condition.clone()], &names(1), &local(1), &defaults()).await;
     assert!(report.ready);
     assert_eq!(condition.attempt_times(), vec![Duration::ZERO]);
     assert_eq!(report.targets[0].last_error, None);
@@ -87,7 +97,7 @@ async fn ready_at_once_takes_one_attempt() {
 async fn retries_follow_the_jittered_exponential_backoff() {
     let condition = Scripted::new(Some(Duration::from_secs(2)));
     let started = Instant::now();
-    let report = run(vec![condition.clone()], &names(1), &defaults()).await;
+    let report = run(vec![condition.clone()], &names(1), &local(1), &defaults()).await;
     assert!(report.ready);
     let times = condition.attempt_times();
     let gaps: Vec<Duration> = times.windows(2).map(|w| w[1] - w[0]).collect();
@@ -118,7 +128,7 @@ async fn the_deadline_is_exact_even_when_attempts_hang() {
         ..defaults()
     };
     let started = Instant::now();
-    let report = run(vec![condition.clone()], &names(1), &policy).await;
+    let report = run(vec![condition.clone()], &names(1), &local(1), &policy).await;
     assert!(!report.ready);
     assert_eq!(started.elapsed(), Duration::from_millis(2500));
     // Attempts are cut at the attempt timeout (1s), then retried.
@@ -143,7 +153,7 @@ async fn attempt_timeout_is_clipped_to_the_deadline() {
         ..defaults()
     };
     let started = Instant::now();
-    let report = run(vec![condition.clone()], &names(1), &policy).await;
+    let report = run(vec![condition.clone()], &names(1), &local(1), &policy).await;
     assert!(!report.ready);
     assert_eq!(started.elapsed(), Duration::from_millis(300));
     assert_eq!(
@@ -159,10 +169,13 @@ async fn a_concrete_failure_outlives_the_attempt_cut_by_the_deadline() {
     condition.takes = 100 * MS;
     let policy = Policy {
         deadline: Some(Duration::from_millis(1050)),
-        max_interval: 10 * MS,
         ..defaults()
     };
-    let report = run(vec![condition.clone()], &names(1), &policy).await;
+    let schedule = Schedule {
+        max: 10 * MS,
+        ..LOCAL
+    };
+    let report = run(vec![condition.clone()], &names(1), &[schedule], &policy).await;
     let times = condition.attempt_times();
     assert!(
         *times.last().unwrap() > Duration::from_millis(950),
@@ -189,7 +202,7 @@ async fn success_threshold_needs_consecutive_successes() {
         ..defaults()
     };
     let started = Instant::now();
-    let report = run(vec![flapping], &names(1), &policy).await;
+    let report = run(vec![flapping], &names(1), &local(1), &policy).await;
     assert!(report.ready);
     let elapsed = started.elapsed();
     assert!(elapsed >= Duration::from_millis(1500 + 20), "{elapsed:?}");
@@ -233,7 +246,13 @@ async fn all_waits_for_the_slowest_and_any_for_the_fastest() {
     let fast = Scripted::new(Some(Duration::from_millis(500)));
     let slow = Scripted::new(Some(Duration::from_secs(3)));
     let started = Instant::now();
-    let report = run(vec![fast.clone(), slow.clone()], &names(2), &defaults()).await;
+    let report = run(
+        vec![fast.clone(), slow.clone()],
+        &names(2),
+        &local(2),
+        &defaults(),
+    )
+    .await;
     assert!(report.ready);
     assert!(started.elapsed() >= Duration::from_secs(3));
     assert!(report.targets.iter().all(|t| t.ready));
@@ -245,7 +264,7 @@ async fn all_waits_for_the_slowest_and_any_for_the_fastest() {
         any: true,
         ..defaults()
     };
-    let report = run(vec![fast, slow], &names(2), &policy).await;
+    let report = run(vec![fast, slow], &names(2), &local(2), &policy).await;
     assert!(report.ready);
     assert!(
         started.elapsed() < Duration::from_millis(700),
@@ -268,7 +287,7 @@ async fn all_fails_at_the_deadline_if_one_never_comes_up() {
         deadline: Some(Duration::from_secs(2)),
         ..defaults()
     };
-    let report = run(vec![up, never], &names(2), &policy).await;
+    let report = run(vec![up, never], &names(2), &local(2), &policy).await;
     assert!(!report.ready);
     assert_eq!(started.elapsed(), Duration::from_secs(2));
     assert!(report.targets[0].ready);
@@ -284,7 +303,7 @@ async fn invert_waits_until_not_ready() {
         invert: true,
         ..defaults()
     };
-    let report = run(vec![going.clone()], &names(1), &policy).await;
+    let report = run(vec![going.clone()], &names(1), &local(1), &policy).await;
     assert!(report.ready);
     let elapsed = started.elapsed();
     assert!(
@@ -298,7 +317,7 @@ async fn invert_waits_until_not_ready() {
         deadline: Some(Duration::from_secs(1)),
         ..defaults()
     };
-    let report = run(vec![staying], &names(1), &policy).await;
+    let report = run(vec![staying], &names(1), &local(1), &policy).await;
     assert!(!report.ready);
     assert_eq!(report.targets[0].last_error.as_deref(), Some("still ready"));
 }
@@ -312,7 +331,13 @@ async fn max_attempts_makes_a_single_probe() {
         ..defaults()
     };
     let started = Instant::now();
-    let report = run(vec![down.clone(), up.clone()], &names(2), &policy).await;
+    let report = run(
+        vec![down.clone(), up.clone()],
+        &names(2),
+        &local(2),
+        &policy,
+    )
+    .await;
     assert!(!report.ready);
     assert_eq!(started.elapsed(), Duration::ZERO);
     assert_eq!(down.attempt_times().len(), 1);
@@ -323,7 +348,7 @@ async fn max_attempts_makes_a_single_probe() {
         any: true,
         ..policy
     };
-    let report = run(vec![down, up], &names(2), &policy).await;
+    let report = run(vec![down, up], &names(2), &local(2), &policy).await;
     assert!(report.ready);
 }
 
@@ -334,7 +359,7 @@ async fn no_deadline_waits_as_long_as_it_takes() {
         deadline: None,
         ..defaults()
     };
-    let report = run(vec![late], &names(1), &policy).await;
+    let report = run(vec![late], &names(1), &local(1), &policy).await;
     assert!(report.ready);
 }
 
@@ -382,13 +407,13 @@ async fn a_watch_event_triggers_an_immediate_attempt() {
         attempts: attempts.clone(),
         watches: Arc::default(),
     };
-    let policy = Policy {
-        interval: Duration::from_secs(10),
-        max_interval: Duration::from_secs(10),
-        ..defaults()
+    let slow = Schedule {
+        first: Duration::from_secs(10),
+        max: Duration::from_secs(10),
+        ..LOCAL
     };
     let started = Instant::now();
-    let report = run(vec![condition], &names(1), &policy).await;
+    let report = run(vec![condition], &names(1), &[slow], &defaults()).await;
     assert!(report.ready);
     assert_eq!(started.elapsed(), Duration::from_millis(1234));
     assert_eq!(attempts.load(Ordering::SeqCst), 2);
@@ -407,14 +432,14 @@ async fn a_single_attempt_sets_up_no_watch() {
         max_attempts: Some(1),
         ..defaults()
     };
-    let report = run(vec![condition(&watches)], &names(1), &probe).await;
+    let report = run(vec![condition(&watches)], &names(1), &local(1), &probe).await;
     assert!(!report.ready);
     assert_eq!(watches.load(Ordering::SeqCst), 0);
     let twice = Policy {
         max_attempts: Some(2),
         ..defaults()
     };
-    run(vec![condition(&watches)], &names(1), &twice).await;
+    run(vec![condition(&watches)], &names(1), &local(1), &twice).await;
     assert_eq!(watches.load(Ordering::SeqCst), 1);
 }
 
@@ -475,7 +500,13 @@ async fn never_ready_ends_the_wait_at_once_and_stops_attempting() {
     let failing = Fate::fails_at(Duration::from_millis(300));
     let slow = Fate::ready_at(Duration::from_secs(5));
     let started = Instant::now();
-    let report = run(vec![failing.clone(), slow], &names(2), &defaults()).await;
+    let report = run(
+        vec![failing.clone(), slow],
+        &names(2),
+        &local(2),
+        &defaults(),
+    )
+    .await;
     assert!(!report.ready);
     let elapsed = started.elapsed();
     assert!(
@@ -499,7 +530,7 @@ async fn never_ready_with_any_leaves_the_others_to_make_it() {
         ..defaults()
     };
     let started = Instant::now();
-    let report = run(vec![failing.clone(), slow], &names(2), &policy).await;
+    let report = run(vec![failing.clone(), slow], &names(2), &local(2), &policy).await;
     assert!(report.ready);
     assert!(started.elapsed() >= Duration::from_secs(2));
     assert_eq!(failing.attempts(), 1);
@@ -511,7 +542,7 @@ async fn never_ready_with_any_leaves_the_others_to_make_it() {
         Fate::fails_at(Duration::ZERO),
         Fate::fails_at(Duration::from_secs(1)),
     ];
-    let report = run(both, &names(2), &policy).await;
+    let report = run(both, &names(2), &local(2), &policy).await;
     assert!(!report.ready);
     let elapsed = started.elapsed();
     assert!(
@@ -528,7 +559,13 @@ async fn never_ready_is_what_invert_waits_for_even_below_the_threshold() {
         ..defaults()
     };
     let started = Instant::now();
-    let report = run(vec![Fate::fails_at(Duration::ZERO)], &names(1), &policy).await;
+    let report = run(
+        vec![Fate::fails_at(Duration::ZERO)],
+        &names(1),
+        &local(1),
+        &policy,
+    )
+    .await;
     assert!(report.ready);
     assert_eq!(started.elapsed(), Duration::ZERO);
     assert_eq!(report.targets[0].last_error, None);
@@ -573,4 +610,116 @@ fn a_reason_does_not_repeat_the_address_its_target_names() {
     ] {
         assert_eq!(super::unrepeated(name, reason), shown, "{name}");
     }
+}
+
+/// Attempt times of a target that stays down, under `schedule`, over `seconds`.
+async fn times_down(schedule: Schedule, seconds: u64) -> Vec<Duration> {
+    let condition = Scripted::new(None);
+    let policy = Policy {
+        deadline: Some(Duration::from_secs(seconds)),
+        ..defaults()
+    };
+    run(vec![condition.clone()], &names(1), &[schedule], &policy).await;
+    condition.attempt_times()
+}
+
+/// Attempts per second in `[from, to)` seconds.
+fn rate(times: &[Duration], from: u64, to: u64) -> f64 {
+    let window = Duration::from_secs(from)..Duration::from_secs(to);
+    times.iter().filter(|t| window.contains(t)).count() as f64 / (to - from) as f64
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_remote_schedule_backs_off_and_the_local_one_keeps_polling() {
+    for _ in 0..20 {
+        let remote = times_down(crate::plan::REMOTE, 60).await;
+        let first_second = remote
+            .iter()
+            .filter(|t| **t < Duration::from_secs(1))
+            .count();
+        assert!((4..=12).contains(&first_second), "{remote:?}");
+        assert!(rate(&remote, 5, 30) <= 1.0, "{remote:?}");
+        assert!(rate(&remote, 30, 60) <= 0.5, "{remote:?}");
+        // Never slower than its cap: the next attempt comes within 5 s.
+        assert!(remote
+            .windows(2)
+            .all(|w| w[1] - w[0] <= Duration::from_secs(5)));
+        let local = times_down(LOCAL, 10).await;
+        assert!(rate(&local, 1, 10) >= 10.0, "{} attempts", local.len());
+        assert!(local.windows(2).all(|w| w[1] - w[0] <= 100 * MS));
+    }
+}
+
+/// A target that answers "not now, come back in `wait`" (a 503 with `Retry-After`).
+#[derive(Clone)]
+struct Busy {
+    wait: Duration,
+    attempts: Arc<Mutex<Vec<Duration>>>,
+    start: Instant,
+}
+
+impl Condition for Busy {
+    type Watch = NoWatch;
+
+    fn watch(&self) -> NoWatch {
+        NoWatch
+    }
+
+    async fn attempt(&self) -> Result<(), Miss> {
+        self.attempts.lock().unwrap().push(self.start.elapsed());
+        retry_not_before(self.wait);
+        Err(Miss::NotYet("status 503".into()))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_requested_wait_spaces_attempts_but_never_stretches_the_deadline() {
+    let busy = Busy {
+        wait: Duration::from_secs(3),
+        attempts: Arc::default(),
+        start: Instant::now(),
+    };
+    let started = Instant::now();
+    let report = run(vec![busy.clone()], &names(1), &local(1), &defaults()).await;
+    assert_eq!(started.elapsed(), Duration::from_secs(10));
+    assert_eq!(report.targets[0].last_error.as_deref(), Some("status 503"));
+    let seconds = |s| Duration::from_secs(s);
+    assert_eq!(
+        *busy.attempts.lock().unwrap(),
+        [seconds(0), seconds(3), seconds(6), seconds(9)]
+    );
+
+    // A wait past the deadline: the deadline ends the run on time.
+    let busy = Busy {
+        wait: Duration::from_secs(u64::MAX),
+        attempts: Arc::default(),
+        start: Instant::now(),
+    };
+    let policy = Policy {
+        deadline: Some(Duration::from_secs(2)),
+        ..defaults()
+    };
+    let started = Instant::now();
+    run(vec![busy.clone()], &names(1), &local(1), &policy).await;
+    assert_eq!(started.elapsed(), Duration::from_secs(2));
+    assert_eq!(busy.attempts.lock().unwrap().len(), 1);
+
+    // A wait shorter than the schedule's own delay changes nothing.
+    let busy = Busy {
+        wait: MS,
+        attempts: Arc::default(),
+        start: Instant::now(),
+    };
+    let slow = Schedule {
+        first: Duration::from_secs(1),
+        max: Duration::from_secs(1),
+        ..LOCAL
+    };
+    let policy = Policy {
+        deadline: Some(Duration::from_millis(2500)),
+        ..defaults()
+    };
+    run(vec![busy.clone()], &names(1), &[slow], &policy).await;
+    let attempts = busy.attempts.lock().unwrap().len();
+    assert!((2..=5).contains(&attempts), "{attempts}");
 }

@@ -15,6 +15,7 @@ mod install;
 mod k8s;
 mod kubelet_parity;
 mod on_exit;
+mod pacing;
 mod protocols;
 mod real_servers;
 mod security;

@@ -82,7 +82,17 @@ mod tests {
     #[test]
     fn garbage_is_ignored() {
         let now = at(EXAMPLE);
-        for value in ["", "-1", "1.5", "3s", "soon", "0x10", "Sun, 06 Nov 1994", "+3", "3 4"] {
+        for value in [
+            "",
+            "-1",
+            "1.5",
+            "3s",
+            "soon",
+            "0x10",
+            "Sun, 06 Nov 1994",
+            "+3",
+            "3 4",
+        ] {
             assert_eq!(parse(value, now), None, "{value:?}");
         }
     }
@@ -93,15 +103,30 @@ mod tests {
         headers.insert(RETRY_AFTER, HeaderValue::from_static("3"));
         let now = at(EXAMPLE);
         let three = Some(Duration::from_secs(3));
-        assert_eq!(requested(StatusCode::SERVICE_UNAVAILABLE, &headers, now), three);
-        assert_eq!(requested(StatusCode::TOO_MANY_REQUESTS, &headers, now), three);
-        assert_eq!(requested(StatusCode::INTERNAL_SERVER_ERROR, &headers, now), None);
-        assert_eq!(requested(StatusCode::MOVED_PERMANENTLY, &headers, now), None);
+        assert_eq!(
+            requested(StatusCode::SERVICE_UNAVAILABLE, &headers, now),
+            three
+        );
+        assert_eq!(
+            requested(StatusCode::TOO_MANY_REQUESTS, &headers, now),
+            three
+        );
+        assert_eq!(
+            requested(StatusCode::INTERNAL_SERVER_ERROR, &headers, now),
+            None
+        );
+        assert_eq!(
+            requested(StatusCode::MOVED_PERMANENTLY, &headers, now),
+            None
+        );
         assert_eq!(
             requested(StatusCode::SERVICE_UNAVAILABLE, &HeaderMap::new(), now),
             None
         );
         headers.insert(RETRY_AFTER, HeaderValue::from_bytes(b"\xff3").unwrap());
-        assert_eq!(requested(StatusCode::SERVICE_UNAVAILABLE, &headers, now), None);
+        assert_eq!(
+            requested(StatusCode::SERVICE_UNAVAILABLE, &headers, now),
+            None
+        );
     }
 }

@@ -1,0 +1,201 @@
+//! How a target's attempts are spaced: after a miss, a delay drawn from [½·base, base] (so
+//! that pods started together drift apart), the base starting at `first` and growing by a
+//! factor per miss up to `max`. The plan picks one per target (local, remote, or as set).
+
+use std::fmt;
+use std::time::Duration;
+
+/// The spacing of one target's attempts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Schedule {
+    /// What it is called in `-v` output.
+    pub label: &'static str,
+    /// The first retry delay's base.
+    pub first: Duration,
+    /// The cap on the base.
+    pub max: Duration,
+    /// The base's growth per miss, as a fraction: `(2, 1)` doubles it, `(13, 10)` adds 30%.
+    pub growth: (u32, u32),
+}
+
+impl fmt::Display for Schedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (num, den) = self.growth;
+        let growth = match (num, den) {
+            (2, 1) => "doubling".to_string(),
+            _ => format!("×{} per miss", num as f64 / den.max(1) as f64),
+        };
+        write!(
+            f,
+            "{} schedule: retries from {:?}, {growth}, up to {:?}, each delay ½–1× that",
+            self.label, self.first, self.max
+        )
+    }
+}
+
+/// Yields the successive retry delays of one target.
+#[derive(Debug)]
+pub struct Backoff {
+    schedule: Schedule,
+    /// The un-jittered next delay.
+    base: Duration,
+    /// Source of jitter; seeded per target.
+    rng: fastrand::Rng,
+}
+
+impl Backoff {
+    /// The delays of `schedule` (a `max` below `first` is raised to it), jittered from `seed`.
+    pub fn new(schedule: Schedule, seed: u64) -> Self {
+        let schedule = Schedule {
+            max: schedule.max.max(schedule.first),
+            ..schedule
+        };
+        Backoff {
+            base: schedule.first,
+            schedule,
+            rng: fastrand::Rng::with_seed(seed),
+        }
+    }
+
+    /// The next delay: uniform in `[base/2, base]`, after which `base` grows up to the cap.
+    pub fn next_delay(&mut self) -> Duration {
+        let delay = jittered(self.base, &mut self.rng);
+        let (num, den) = self.schedule.growth;
+        let grown = self.base.saturating_mul(num.max(1)) / den.max(1);
+        self.base = grown.max(self.base).min(self.schedule.max);
+        delay
+    }
+
+    /// Starts again from the first delay (after a success).
+    pub fn reset(&mut self) {
+        self.base = self.schedule.first;
+    }
+
+    /// The first delay, un-jittered: the spacing of good attempts towards a success threshold.
+    pub fn first(&self) -> Duration {
+        self.schedule.first
+    }
+}
+
+/// A delay uniform in `[base/2, base]`.
+fn jittered(base: Duration, rng: &mut fastrand::Rng) -> Duration {
+    let half = base / 2;
+    let spread = (base - half).as_nanos().min(u64::MAX.into()) as u64;
+    half + Duration::from_nanos(rng.u64(0..=spread))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn doubling(first: Duration, max: Duration) -> Schedule {
+        Schedule {
+            label: "test",
+            first,
+            max,
+            growth: (2, 1),
+        }
+    }
+
+    #[test]
+    fn grows_by_its_factor_within_jitter_bounds_up_to_the_cap() {
+        let gentle = Schedule {
+            label: "test",
+            first: 100 * MS,
+            max: 5000 * MS,
+            growth: (13, 10),
+        };
+        // Bases in microseconds.
+        for (schedule, bases) in [
+            (
+                doubling(10 * MS, 100 * MS),
+                &[10_000, 20_000, 40_000, 80_000, 100_000, 100_000, 100_000][..],
+            ),
+            (
+                gentle,
+                &[
+                    100_000, 130_000, 169_000, 219_700, 285_610, 371_293, 482_680,
+                ][..],
+            ),
+        ] {
+            for seed in 0..200 {
+                let mut backoff = Backoff::new(schedule, seed);
+                for &base in bases {
+                    let base = Duration::from_micros(base);
+                    let delay = backoff.next_delay();
+                    assert!(
+                        delay >= base / 2 && delay <= base + Duration::from_micros(1),
+                        "seed {seed}: {delay:?} for base {base:?}"
+                    );
+                }
+            }
+        }
+        let mut backoff = Backoff::new(gentle, 1);
+        let late: Vec<_> = (0..40).map(|_| backoff.next_delay()).skip(20).collect();
+        assert!(
+            late.iter().all(|d| *d >= 2500 * MS && *d <= 5000 * MS),
+            "{late:?}"
+        );
+    }
+
+    #[test]
+    fn jitter_spreads_delays() {
+        let delays: Vec<_> = (0..50)
+            .map(|seed| Backoff::new(doubling(100 * MS, 100 * MS), seed).next_delay())
+            .collect();
+        let min = delays.iter().min().unwrap();
+        let max = delays.iter().max().unwrap();
+        assert!(*max - *min > 25 * MS, "jitter too narrow: {min:?}..{max:?}");
+    }
+
+    #[test]
+    fn pods_started_together_drift_apart() {
+        // Fifty pods of one rollout, each with its own seed: when their tenth attempt comes.
+        let gentle = Schedule {
+            label: "test",
+            first: 100 * MS,
+            max: 5000 * MS,
+            growth: (13, 10),
+        };
+        let mut tenth: Vec<Duration> = (0..50)
+            .map(|seed| {
+                let mut backoff = Backoff::new(gentle, seed);
+                (0..10).map(|_| backoff.next_delay()).sum()
+            })
+            .collect();
+        tenth.sort();
+        assert!(tenth[49] - tenth[0] > 1000 * MS, "{tenth:?}");
+        let bunched = tenth.windows(2).filter(|w| w[1] - w[0] < MS).count();
+        assert!(bunched <= 2, "{tenth:?}");
+    }
+
+    #[test]
+    fn reset_and_degenerate_settings() {
+        let mut backoff = Backoff::new(doubling(10 * MS, MS), 1);
+        assert!(backoff.next_delay() <= 10 * MS);
+        assert!(
+            backoff.next_delay() <= 10 * MS,
+            "max below first is raised to first"
+        );
+        let mut backoff = Backoff::new(doubling(10 * MS, 80 * MS), 1);
+        for _ in 0..5 {
+            backoff.next_delay();
+        }
+        backoff.reset();
+        assert!(backoff.next_delay() <= 10 * MS);
+        let zero = doubling(Duration::ZERO, Duration::ZERO);
+        assert_eq!(Backoff::new(zero, 1).next_delay(), Duration::ZERO);
+        let huge = doubling(Duration::MAX, Duration::MAX);
+        assert!(Backoff::new(huge, 1).next_delay() >= Duration::MAX / 2);
+        let stuck = Schedule {
+            growth: (0, 0),
+            ..doubling(10 * MS, 100 * MS)
+        };
+        assert!(
+            Backoff::new(stuck, 1).next_delay() <= 10 * MS,
+            "no growth, no panic"
+        );
+    }
+}

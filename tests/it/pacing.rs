@@ -1,0 +1,136 @@
+//! How often readygate knocks: local targets fast, remote ones gently, and a server's
+//! `Retry-After` honoured, never past the deadline.
+
+use std::net::Ipv4Addr;
+use std::time::{Duration, SystemTime};
+
+use crate::support::closed_addr;
+use crate::support::dns::{Responder, Zone};
+use crate::support::http::{Answer, HttpServer};
+use crate::support::pod::Pod;
+use crate::support::readygate;
+use crate::support::run::{finish, RunExt};
+
+/// Attempts a `-v` run made, from its log.
+fn attempts(stderr: &str) -> usize {
+    stderr.matches(": attempt ").count()
+}
+
+#[test]
+fn retry_after_in_seconds_or_as_a_date_spaces_the_attempts() {
+    let seconds = HttpServer::start(|_, _| Answer::status(503).header("Retry-After", "3"));
+    let date = HttpServer::start(|_, _| {
+        let at = SystemTime::now() + Duration::from_secs(4);
+        Answer::status(429).header("Retry-After", httpdate::fmt_http_date(at))
+    });
+    let runs: Vec<_> = [&seconds, &date]
+        .map(|server| readygate(["wait", "-t", "7s", &server.url("/")]).spawn_captured())
+        .into_iter()
+        .collect();
+    let outcomes: Vec<_> = runs.into_iter().map(|(c, s)| finish(c, s)).collect();
+    for (server, outcome) in [&seconds, &date].iter().zip(&outcomes) {
+        outcome
+            .expect_code(1)
+            .expect_faster_than(Duration::from_secs(10))
+            // The progress line at 5 s says when the next attempt comes, and why.
+            .expect_stderr("; next attempt in ")
+            .expect_stderr(", as it asked)");
+        // At 0, 3 and 6 s (the date: every 3-4 s); without the header, about a hundred.
+        let hits = server.hits();
+        assert!((2..=4).contains(&hits), "{hits} requests: {outcome:#?}");
+    }
+}
+
+#[test]
+fn a_retry_after_past_the_deadline_does_not_stretch_it() {
+    let server = HttpServer::start(|_, _| Answer::status(503).header("Retry-After", "3600"));
+    readygate(["wait", "-t", "1500ms", &server.url("/")])
+        .outcome()
+        .expect_code(1)
+        .expect_faster_than(Duration::from_secs(3))
+        .expect_slower_than(Duration::from_millis(1400))
+        .expect_stderr("status 503");
+    assert_eq!(server.hits(), 1);
+}
+
+#[test]
+fn a_retry_after_that_does_not_parse_is_ignored_and_said_at_v() {
+    let server = HttpServer::start(|_, _| Answer::status(503).header("Retry-After", "soon"));
+    let outcome = readygate(["wait", "-v", "-t", "1s", &server.url("/")]).outcome();
+    outcome
+        .expect_code(1)
+        .expect_stderr("ignoring Retry-After \"soon\": neither seconds nor an HTTP date");
+    assert!(server.hits() >= 5, "{} requests", server.hits());
+    // Not on a 500: only 503 and 429 carry it.
+    let server = HttpServer::start(|_, _| Answer::status(500).header("Retry-After", "30"));
+    readygate(["wait", "-t", "1s", &server.url("/")])
+        .outcome()
+        .expect_code(1);
+    assert!(server.hits() >= 5, "{} requests", server.hits());
+}
+
+#[test]
+fn v_names_the_schedule_each_target_uses() {
+    let closed = closed_addr();
+    let outcome = readygate(["wait", "-v", "-t", "300ms", &format!("tcp://{closed}")]).outcome();
+    outcome.expect_stderr(&format!(
+        "tcp://{closed}: local schedule: retries from 10ms, doubling, up to 100ms"
+    ));
+    let through_socket = readygate([
+        "wait",
+        "-v",
+        "-t",
+        "300ms",
+        "--unix-socket",
+        "/nonexistent.sock",
+        "http://web.example/",
+    ])
+    .outcome();
+    through_socket.expect_stderr("http://web.example/: local schedule");
+    let set = readygate(["wait", "-v", "-t", "300ms", "--max-interval", "1s"])
+        .arg(format!("tcp://{closed}"))
+        .outcome();
+    set.expect_stderr("--interval/--max-interval schedule: retries from 10ms, doubling, up to 1s");
+    let from_env = readygate(["wait", "-v", "-t", "300ms", &format!("tcp://{closed}")])
+        .env("READYGATE_INTERVAL", "50ms")
+        .outcome();
+    from_env.expect_stderr("--interval/--max-interval schedule: retries from 50ms");
+}
+
+#[test]
+fn a_remote_name_is_polled_gently_and_localhost_fast() {
+    let pod = Pod::new("127.0.0.1 localhost\n::1 localhost\n");
+    let name = "db.default.svc.cluster.local";
+    let dns = Responder::start(
+        &pod.net_namespace(),
+        "127.0.0.1:53".parse().unwrap(),
+        Zone {
+            records: vec![(name.into(), Ipv4Addr::new(127, 0, 0, 2))],
+            ttl: 5,
+            negative_ttl: Some(5),
+            silent: false,
+        },
+    );
+    let remote = pod
+        .readygate(["wait", "-v", "-t", "3s", "tcp://db:80"])
+        .outcome();
+    remote
+        .expect_code(1)
+        .expect_stderr("tcp://db:80: remote schedule: retries from 100ms, ×1.3 per miss, up to 5s")
+        .expect_stderr("connection refused to 127.0.0.2:80");
+    // About seven in the first second, then further apart; the local schedule makes ~40.
+    let made = attempts(&remote.stderr);
+    assert!((5..=16).contains(&made), "{made} attempts: {remote:#?}");
+    assert_eq!(
+        dns.count(name, 1),
+        1,
+        "one lookup within the TTL: {:?}",
+        dns.queries()
+    );
+    let local = pod
+        .readygate(["wait", "-v", "-t", "3s", "tcp://localhost:81"])
+        .outcome();
+    local.expect_code(1).expect_stderr("local schedule");
+    let made = attempts(&local.stderr);
+    assert!(made >= 20, "{made} attempts: {local:#?}");
+}
