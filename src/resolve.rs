@@ -17,7 +17,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use tokio::time::Instant;
 
 use crate::engine::Reason;
-use crate::target::{is_localhost, Endpoint, Host};
+use crate::target::locality::is_localhost;
+use crate::target::{Endpoint, Host};
 use cache::CACHE;
 use client::{Exchange, Outcome};
 use conf::Conf;

@@ -10,11 +10,10 @@ use crate::redact::quoted;
 
 // By path, so that the fuzz crate, which includes this file by path too, finds them.
 #[path = "target/locality.rs"]
-mod locality;
+pub mod locality;
 #[path = "target/service.rs"]
 mod service;
 
-pub use locality::is_localhost;
 pub use service::{AmqpTarget, PostgresTarget, RedisTarget};
 
 /// A host to connect to: an address literal, or a name resolved afresh on every attempt.
