@@ -63,6 +63,18 @@ pub fn main(cmdname: &str, args: Vec<OsString>) -> u8 {
             quoted(&plan.timeout)
         );
     }
+    let runtime = match engine::runtime() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            say!("{cmdname}: cannot start: {err}");
+            return USAGE;
+        }
+    };
+    // Listening before the "waiting" line: a signal sent once it is read is not missed.
+    let signals = {
+        let _context = runtime.enter();
+        Terminations::listen()
+    };
     let target = format!("{}:{}", plan.host, plan.port);
     let limit = match deadline {
         Deadline::After(limit) => {
@@ -75,15 +87,8 @@ pub fn main(cmdname: &str, args: Vec<OsString>) -> u8 {
             None
         }
     };
-    let runtime = match engine::runtime() {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            say!("{cmdname}: cannot start: {err}");
-            return USAGE;
-        }
-    };
     let port = Port(endpoint(&plan.host, &plan.port));
-    let status = match runtime.block_on(wait(port, limit, target.clone())) {
+    let status = match runtime.block_on(wait(port, limit, target.clone(), signals)) {
         Waited::Available(after) => {
             say(format!(
                 "{target} is available after {} seconds",
@@ -116,8 +121,12 @@ pub fn main(cmdname: &str, args: Vec<OsString>) -> u8 {
 }
 
 /// Retries the port through readygate's engine until it accepts, `limit` passes, or a signal.
-async fn wait(port: Port, limit: Option<Duration>, name: String) -> Waited {
-    let mut signals = Terminations::listen();
+async fn wait(
+    port: Port,
+    limit: Option<Duration>,
+    name: String,
+    mut signals: Terminations,
+) -> Waited {
     let policy = Policy {
         deadline: limit.filter(|limit| *limit <= LONGEST),
         attempt_timeout: ATTEMPT_TIMEOUT,
