@@ -151,6 +151,18 @@ pub struct CommonArgs {
     #[arg(long, env = "READYGATE_CACERT", value_name = "FILE")]
     pub cacert: Option<PathBuf>,
 
+    /// Client certificate (PEM) for https:// and grpcs:// servers that ask for one.
+    #[arg(long, env = "READYGATE_CERT", value_name = "FILE")]
+    pub cert: Option<PathBuf>,
+
+    /// Private key (PEM) of --cert.
+    #[arg(long, env = "READYGATE_KEY", value_name = "FILE")]
+    pub key: Option<PathBuf>,
+
+    /// TLS server name to send and verify instead of the URL's host.
+    #[arg(long, env = "READYGATE_TLS_SERVER_NAME", value_name = "NAME")]
+    pub tls_server_name: Option<String>,
+
     /// Folder with the service account's token, ca.crt and namespace, for k8s:// targets
     /// (default /var/run/secrets/kubernetes.io/serviceaccount).
     #[arg(long, env = "READYGATE_K8S_SERVICEACCOUNT_DIR", value_name = "DIR")]

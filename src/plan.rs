@@ -145,6 +145,12 @@ impl Plan {
                 unix_socket: args.unix_socket,
                 insecure: args.insecure,
                 cacert: cacert(args.cacert.as_deref())?,
+                client_cert: crate::tls::read_identity(args.cert.as_deref(), args.key.as_deref())?,
+                tls_server_name: args
+                    .tls_server_name
+                    .as_deref()
+                    .map(crate::tls::parse_server_name)
+                    .transpose()?,
                 k8s,
                 redirects: Redirects::SameHost,
             },

@@ -8,6 +8,7 @@
 //! one-shot `https://` probe (callgrind), for roots that almost every chain does not need.
 //! Trusting the union of the three sets either way, the result is the same.
 
+mod identity;
 mod pem;
 mod words;
 mod x509;
@@ -29,6 +30,8 @@ use crate::engine::Reason;
 use crate::redact::quoted;
 use crate::target::Host;
 use crate::transport::{describe_io, BoxedIo};
+
+pub use identity::{read as read_identity, Identity};
 
 /// A trusted root certificate, as read from a PEM bundle.
 pub type Certificate = CertificateDer<'static>;
@@ -84,10 +87,15 @@ impl Clients {
                 cacert: options.cacert.clone(),
             }
         };
-        let config = builder
+        let builder = builder
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(Verifier { trust, provider }))
-            .with_no_client_auth();
+            .with_custom_certificate_verifier(Arc::new(Verifier { trust, provider }));
+        let config = match &options.client_cert {
+            Some(Identity(certified)) => builder.with_client_cert_resolver(Arc::new(
+                rustls::sign::SingleCertAndKey::from(Arc::clone(certified)),
+            )),
+            None => builder.with_no_client_auth(),
+        };
         let with_alpn = |protocol: &[u8]| {
             let mut config = config.clone();
             config.alpn_protocols = vec![protocol.to_vec()];
@@ -204,7 +212,34 @@ pub async fn connect(
         Alpn::None => &clients.plain,
     };
     let trust = "trust it with --cacert, or skip verification with --insecure";
-    connect_with(stream, host, config, trust).await
+    let name = match &context.options.tls_server_name {
+        Some(name) => name.clone(),
+        None => server_name(host)?,
+    };
+    connect_named(stream, name, config, trust).await
+}
+
+/// The TLS server name of `host`: an IP literal as an address, a name without its final dot.
+fn server_name(host: &Host) -> Result<ServerName<'static>, Reason> {
+    match host {
+        Host::Ip(ip) => Ok(ServerName::IpAddress((*ip).into())),
+        Host::Name(name) => {
+            let name = name.strip_suffix('.').unwrap_or(name);
+            ServerName::try_from(name.to_string())
+                .map_err(|_| format!("{} is not a valid TLS server name", quoted(name)))
+        }
+    }
+}
+
+/// `--tls-server-name NAME`: the name to send (SNI) and check the certificate against instead
+/// of the URL's host, e.g. when dialling an IP address. An IP address is checked as one.
+pub fn parse_server_name(text: &str) -> Result<ServerName<'static>, String> {
+    ServerName::try_from(text.to_string()).map_err(|_| {
+        format!(
+            "--tls-server-name {}: not a DNS name or IP address",
+            quoted(text)
+        )
+    })
 }
 
 /// Wraps `stream` in TLS with these settings, `host` as the server name (as [`connect`]);
@@ -215,14 +250,16 @@ pub async fn connect_with(
     config: &Arc<ClientConfig>,
     trust: &str,
 ) -> Result<BoxedIo, Reason> {
-    let server_name = match host {
-        Host::Ip(ip) => ServerName::IpAddress((*ip).into()),
-        Host::Name(name) => {
-            let name = name.strip_suffix('.').unwrap_or(name);
-            ServerName::try_from(name.to_string())
-                .map_err(|_| format!("{} is not a valid TLS server name", quoted(name)))?
-        }
-    };
+    connect_named(stream, server_name(host)?, config, trust).await
+}
+
+/// Wraps `stream` in TLS with these settings and this server name.
+async fn connect_named(
+    stream: BoxedIo,
+    server_name: ServerName<'static>,
+    config: &Arc<ClientConfig>,
+    trust: &str,
+) -> Result<BoxedIo, Reason> {
     let stream = TlsConnector::from(Arc::clone(config))
         .connect(server_name, stream)
         .await

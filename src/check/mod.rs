@@ -47,6 +47,10 @@ pub struct Options {
     pub insecure: bool,
     /// Extra trusted roots: the certificates of `--cacert`, read and checked by the plan.
     pub cacert: Vec<crate::tls::Certificate>,
+    /// `--cert`/`--key`: the client certificate to offer, read and checked by the plan.
+    pub client_cert: Option<crate::tls::Identity>,
+    /// `--tls-server-name`: the TLS name to use instead of the URL's host.
+    pub tls_server_name: Option<rustls::pki_types::ServerName<'static>>,
     /// The pod's API server and credentials, found by the plan when a `k8s://` target needs them.
     pub k8s: Option<k8s::Cluster>,
     /// Which HTTP redirects are followed.

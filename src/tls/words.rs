@@ -31,13 +31,16 @@ pub fn certificate(problem: &CertificateError, trust: &str) -> String {
             format!("certificate signed by an unknown authority ({trust})")
         }
         CertificateError::NotValidForName => {
-            "certificate not valid for this host name (ask for a name it holds)".into()
+            "certificate not valid for this host name (ask for a name it holds, or set \
+             --tls-server-name)"
+                .into()
         }
         CertificateError::NotValidForNameContext {
             expected,
             presented,
         } => format!(
-            "certificate not valid for {} (it is for {}: ask for one of those names)",
+            "certificate not valid for {} (it is for {}: ask for one of those names, or set \
+             --tls-server-name)",
             server_name_text(expected),
             presented.join(", ")
         ),

@@ -205,3 +205,44 @@ fn h_headers_are_sent_as_call_metadata() {
     assert_eq!(values("content-type"), ["application/grpc"]);
     assert!(values("connection").is_empty());
 }
+
+#[test]
+fn grpcs_with_a_client_certificate_to_an_etcd_that_requires_one() {
+    let certs = Certs::localhost();
+    let client = certs.client("readygate");
+    let etcd = Etcd::start_requiring_client_certs(&certs);
+    let ca = certs.ca.to_str().unwrap();
+    let target = format!("grpcs://127.0.0.1:{}", etcd.addr.port());
+    readygate(["probe", "--cacert", ca, &target])
+        .outcome()
+        .expect_code(1);
+    readygate([
+        "probe",
+        "--cacert",
+        ca,
+        "--cert",
+        client.cert.to_str().unwrap(),
+        "--key",
+        client.key.to_str().unwrap(),
+        &target,
+    ])
+    .outcome()
+    .expect_code(0);
+    // The name to check, when dialling an address the certificate does not name as given.
+    readygate([
+        "probe",
+        "--cacert",
+        ca,
+        "--cert",
+        client.cert.to_str().unwrap(),
+        "--key",
+        client.key.to_str().unwrap(),
+        "--tls-server-name",
+        "localhost",
+        "--unix-socket",
+        etcd.socket.to_str().unwrap(),
+        "grpcs://etcd.invalid:2379",
+    ])
+    .outcome()
+    .expect_code(0);
+}

@@ -115,7 +115,8 @@ fn a_name_the_certificate_lacks_fails() {
     readygate(["probe", "--cacert", certs.ca.to_str().unwrap(), &url])
         .outcome()
         .expect_code(1)
-        .expect_stdout("certificate not valid for app.localhost (it is for");
+        .expect_stdout("certificate not valid for app.localhost (it is for")
+        .expect_stdout("--tls-server-name");
 }
 
 #[test]
@@ -287,4 +288,137 @@ fn a_bad_cacert_is_a_usage_error() {
     .outcome()
     .expect_code(2)
     .expect_stderr("no PEM certificate");
+}
+
+/// An HTTPS site that asks every client for a certificate signed by `{ca}` and says whose it got.
+const MTLS_SITE: &str = "
+server {
+    listen 127.0.0.1:{port} ssl;
+    ssl_certificate {cert};
+    ssl_certificate_key {key};
+    ssl_client_certificate {ca};
+    ssl_verify_client on;
+    location / { return 200 \"client=$ssl_client_s_dn\\n\"; }
+}";
+
+#[test]
+fn client_certificates_for_a_server_that_requires_them() {
+    let certs = Certs::localhost();
+    let client = certs.client("probe-client");
+    let port = free_port();
+    let site = MTLS_SITE
+        .replace("{port}", &port.to_string())
+        .replace("{cert}", certs.cert.to_str().unwrap())
+        .replace("{key}", certs.key.to_str().unwrap())
+        .replace("{ca}", certs.ca.to_str().unwrap());
+    let _nginx = Nginx::start(&site);
+    let url = format!("https://localhost:{port}/");
+    let ca = certs.ca.to_str().unwrap();
+    let (cert, key) = (client.cert.to_str().unwrap(), client.key.to_str().unwrap());
+    // Without one, nginx answers 400 ("No required SSL certificate was sent").
+    readygate(["probe", "--cacert", ca, &url])
+        .outcome()
+        .expect_code(1)
+        .expect_stdout("status 400");
+    readygate([
+        "probe",
+        "--cacert",
+        ca,
+        "--cert",
+        cert,
+        "--key",
+        key,
+        "--contains",
+        "client=CN=probe-client",
+        &url,
+    ])
+    .outcome()
+    .expect_code(0);
+    // From the environment too.
+    readygate(["probe", "--cacert", ca, &url])
+        .env("READYGATE_CERT", cert)
+        .env("READYGATE_KEY", key)
+        .outcome()
+        .expect_code(0);
+}
+
+#[test]
+fn bad_client_certificate_options_are_usage_errors() {
+    let certs = Certs::localhost();
+    let client = certs.client("probe-client");
+    let other = certs.client("other");
+    let dir = TempDir::new();
+    let garbage = dir.join("garbage.pem");
+    std::fs::write(&garbage, "not a key\n").unwrap();
+    let (cert, key) = (client.cert.to_str().unwrap(), client.key.to_str().unwrap());
+    let cases: [(Vec<&str>, &str); 6] = [
+        (vec!["--cert", cert], "--cert needs --key"),
+        (vec!["--key", key], "--key needs --cert"),
+        (
+            vec!["--cert", cert, "--key", garbage.to_str().unwrap()],
+            "--key",
+        ),
+        (
+            vec!["--cert", garbage.to_str().unwrap(), "--key", key],
+            "--cert",
+        ),
+        (
+            vec!["--cert", cert, "--key", "/dev/zero"],
+            "not a regular file",
+        ),
+        (
+            vec!["--cert", cert, "--key", other.key.to_str().unwrap()],
+            "does not match",
+        ),
+    ];
+    for (args, fault) in cases {
+        let mut all = vec!["probe"];
+        all.extend(args.iter().copied());
+        all.push("https://localhost:1/");
+        let outcome = readygate(&all).outcome();
+        outcome.expect_code(2).expect_stderr(fault);
+        assert_eq!(outcome.stderr.lines().count(), 1, "{outcome:#?}");
+    }
+}
+
+#[test]
+fn tls_server_name_sets_sni_and_the_name_checked() {
+    let (_nginx, certs, port) = https();
+    let ca = certs.ca.to_str().unwrap();
+    // Dialling an IP or a name the certificate lacks, asking for a name it holds.
+    for host in ["127.0.0.1", "app.localhost"] {
+        readygate([
+            "probe",
+            "--cacert",
+            ca,
+            "--tls-server-name",
+            "localhost",
+            "--contains",
+            "sni=localhost",
+            &format!("https://{host}:{port}/"),
+        ])
+        .outcome()
+        .expect_code(0);
+    }
+    // A name the certificate lacks is refused however it is given.
+    readygate([
+        "probe",
+        "--cacert",
+        ca,
+        "--tls-server-name",
+        "db.example",
+        &format!("https://localhost:{port}/"),
+    ])
+    .outcome()
+    .expect_code(1)
+    .expect_stdout("certificate not valid for db.example");
+    readygate([
+        "probe",
+        "--tls-server-name",
+        "bad name",
+        "https://localhost:1/",
+    ])
+    .outcome()
+    .expect_code(2)
+    .expect_stderr("--tls-server-name");
 }

@@ -32,6 +32,18 @@ impl Etcd {
     /// As [`Etcd::start`], on 127.0.0.1:`port`.
     #[track_caller]
     pub fn start_on(port: u16, tls: Option<&Certs>) -> Etcd {
+        Etcd::start_with(port, tls, false)
+    }
+
+    /// etcd with TLS that also requires a client certificate signed by the same CA
+    /// (`--client-cert-auth`, as kubeadm sets etcd up).
+    #[track_caller]
+    pub fn start_requiring_client_certs(certs: &Certs) -> Etcd {
+        Etcd::start_with(free_port(), Some(certs), true)
+    }
+
+    #[track_caller]
+    fn start_with(port: u16, tls: Option<&Certs>, client_auth: bool) -> Etcd {
         let etcd = require("etcd");
         let dir = TempDir::new();
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
@@ -60,6 +72,12 @@ impl Etcd {
                 .arg(&certs.cert)
                 .arg("--key-file")
                 .arg(&certs.key);
+            if client_auth {
+                command
+                    .arg("--client-cert-auth")
+                    .arg("--trusted-ca-file")
+                    .arg(&certs.ca);
+            }
         }
         for (key, _) in std::env::vars_os() {
             if key.to_string_lossy().starts_with("ETCD") {
