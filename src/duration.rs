@@ -1,6 +1,12 @@
 //! DURATION values: a humantime span (`250ms`, `1m30s`) or a bare number of seconds (`15`, `0.5`).
+//! Every duration a user gives passes here once, so the rest of readygate can add any of them
+//! to an instant without overflow, and never mistakes a tiny one for "none".
 
 use std::time::Duration;
+
+/// The longest duration accepted: a year is beyond any wait a pod makes, and far below what an
+/// `Instant` can have added to it.
+pub const MAX: Duration = Duration::from_secs(366 * 24 * 60 * 60);
 
 /// Parses a DURATION as the contract defines it; the error names what was wrong with it.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -8,14 +14,29 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     if trimmed.is_empty() {
         return Err("empty duration".into());
     }
-    if trimmed.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+    let shown = crate::redact::quoted(text);
+    let duration = if trimmed.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
         let seconds: f64 = trimmed
             .parse()
-            .map_err(|_| format!("invalid duration {:?}", text))?;
-        return Duration::try_from_secs_f64(seconds)
-            .map_err(|_| format!("duration {:?} is out of range", text));
+            .map_err(|_| format!("invalid duration {shown}"))?;
+        let duration = Duration::try_from_secs_f64(seconds)
+            .map_err(|_| format!("duration {shown} is out of range"))?;
+        // `0` means "none" where it is allowed: a positive value must not round to it.
+        if duration.is_zero() && seconds > 0.0 {
+            return Err(format!(
+                "duration {shown} is below 1ns (write 0 if you mean none)"
+            ));
+        }
+        duration
+    } else {
+        humantime::parse_duration(trimmed).map_err(|e| format!("invalid duration {shown}: {e}"))?
+    };
+    if duration > MAX {
+        return Err(format!(
+            "duration {shown} is longer than the maximum, 366 days"
+        ));
     }
-    humantime::parse_duration(trimmed).map_err(|e| format!("invalid duration {:?}: {e}", text))
+    Ok(duration)
 }
 
 #[cfg(test)]
@@ -27,6 +48,8 @@ mod tests {
         assert_eq!(parse_duration("15"), Ok(Duration::from_secs(15)));
         assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
         assert_eq!(parse_duration("0.25"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("0.000"), Ok(Duration::ZERO));
+        assert_eq!(parse_duration("366d"), Ok(MAX));
     }
 
     #[test]
@@ -38,7 +61,19 @@ mod tests {
 
     #[test]
     fn rejects_garbage() {
-        for bad in ["", " ", "abc", "10 parsecs", "-1", "1..2", "1e999"] {
+        for bad in [
+            "",
+            " ",
+            "abc",
+            "10 parsecs",
+            "-1",
+            "1..2",
+            "1e999",
+            "0.0000000001",
+            "9223372036854775807s",
+            "367days",
+            "31622401",
+        ] {
             assert!(parse_duration(bad).is_err(), "{bad:?} should be rejected");
         }
     }

@@ -25,10 +25,17 @@ pub fn exec(command: &[OsString]) -> Exit {
 pub fn cannot_run(program: &OsStr, err: &io::Error) -> Exit {
     let shown = crate::redact::quoted(&program.to_string_lossy());
     match err.kind() {
-        ErrorKind::NotFound => {
-            say!("readygate: cannot run {shown}: command not found");
-            Exit::CommandNotFound
-        }
+        ErrorKind::NotFound => match missing_interpreter(program) {
+            // The program is there: what exec did not find is the interpreter it names.
+            Some(interpreter) => {
+                say!("readygate: cannot run {shown}: its interpreter {interpreter} was not found");
+                Exit::CannotExecute
+            }
+            None => {
+                say!("readygate: cannot run {shown}: command not found");
+                Exit::CommandNotFound
+            }
+        },
         _ => {
             say!(
                 "readygate: cannot run {shown}: {}",
@@ -37,4 +44,32 @@ pub fn cannot_run(program: &OsStr, err: &io::Error) -> Exit {
             Exit::CannotExecute
         }
     }
+}
+
+/// When exec said "not found" for a program that exists, the interpreter it names is missing:
+/// the `#!` line of a script, or the dynamic loader of a binary built for another libc.
+fn missing_interpreter(program: &OsStr) -> Option<String> {
+    let path = find_program(program)?;
+    let head = crate::check::file::read_head(&path, 256).ok()?;
+    if let Some(line) = head.strip_prefix(b"#!") {
+        let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
+        let text = String::from_utf8_lossy(line);
+        let interpreter = text.split_whitespace().next()?;
+        return Some(crate::redact::quoted(interpreter));
+    }
+    head.starts_with(b"\x7fELF")
+        .then(|| "(the dynamic loader this binary was linked for)".to_string())
+}
+
+/// Where exec found `program`: itself when it holds a `/`, else the first regular file of that
+/// name in `PATH`.
+fn find_program(program: &OsStr) -> Option<std::path::PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    if program.as_bytes().contains(&b'/') {
+        return Some(program.into());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|folder| folder.join(program))
+        .find(|candidate| candidate.is_file())
 }

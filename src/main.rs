@@ -55,7 +55,14 @@ fn readygate() -> u8 {
     };
     let runtime = match engine::runtime() {
         Ok(runtime) => runtime,
-        Err(err) => return Exit::Usage(format!("cannot start: {err}")).report(),
+        // The environment lacks what a runtime needs (descriptors, threads): not a usage error.
+        Err(err) => {
+            return Exit::Failed(format!(
+                "cannot start: {}",
+                crate::transport::describe_io(&err)
+            ))
+            .report()
+        }
     };
     runtime.block_on(run(cli)).report()
 }

@@ -20,6 +20,13 @@ pub async fn run(command: SidecarCommand) -> Exit {
     });
     // Listening before anything else, so a SIGTERM sent while starting is not lost.
     let signals = Terminations::listen();
+    let state = match &command {
+        SidecarCommand::Native(args) => &args.state,
+        SidecarCommand::Legacy(args) => &args.state,
+    };
+    if let Err(fault) = state::check_path(state) {
+        return fault.exit();
+    }
     match command {
         SidecarCommand::Native(args) => native::run(args, signals).await,
         SidecarCommand::Legacy(args) => legacy::run(args, signals).await,

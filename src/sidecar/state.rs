@@ -81,12 +81,34 @@ pub fn read(path: &Path) -> Result<Option<State>, Fault> {
     match text.trim() {
         "first-run" => Ok(Some(State::FirstRun)),
         "native" => Ok(Some(State::Native)),
+        // A state written in place (`echo native > FILE`) is empty, then partial, for a moment:
+        // not a state yet, so read as if absent until it is whole.
+        partial if !text.ends_with('\n') && is_prefix_of_a_state(partial) => Ok(None),
         other => Err(Fault::Content(format!(
             "state file {} holds {}, not first-run or native",
             path.display(),
             quoted(other)
         ))),
     }
+}
+
+/// Whether `text` is the start of a state's name (or empty): what a reader sees mid-write.
+fn is_prefix_of_a_state(text: &str) -> bool {
+    [State::FirstRun, State::Native]
+        .iter()
+        .any(|state| state.as_str().starts_with(text))
+}
+
+/// Checks once, before any I/O, that `path` can name the state file: not a folder's name.
+pub fn check_path(path: &Path) -> Result<(), Fault> {
+    use std::os::unix::ffi::OsStrExt;
+    if path.file_name().is_none() || path.as_os_str().as_bytes().ends_with(b"/") {
+        return Err(Fault::Content(format!(
+            "--state {} names a folder, not a file",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Replaces the state atomically: readers see the old state or the new one, never a mix.
@@ -98,12 +120,7 @@ pub fn write(path: &Path, state: State) -> Result<(), Fault> {
             describe_io(&err)
         ))
     };
-    if path.file_name().is_none() {
-        return Err(Fault::Content(format!(
-            "state file {} does not name a file",
-            path.display()
-        )));
-    }
+    check_path(path)?;
     if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(folder).map_err(fail)?;
     }
@@ -152,6 +169,16 @@ mod tests {
         };
         assert!(err.contains("\"nativ\""), "{err}");
         assert!(err.contains("not first-run or native"), "{err}");
+        for partial in ["", "nat", "first-", "  "] {
+            std::fs::write(&path, partial).unwrap();
+            assert_eq!(
+                read(&path),
+                Ok(None),
+                "{partial:?} is a state being written"
+            );
+        }
+        std::fs::write(&path, "nat\n").unwrap();
+        assert!(read(&path).is_err(), "a whole line is a whole state");
         std::fs::write(&path, " native \n").unwrap();
         assert_eq!(read(&path), Ok(Some(State::Native)));
         let Err(Fault::Content(err)) = read(&folder) else {

@@ -125,6 +125,21 @@ fn every_malformed_option_value_is_named() {
         (&["-t", "99999999999999999999"], "out of range"),
         (&["-t", &huge_number], "out of range"),
         (&["-t", "18446744073709551616s"], "--timeout"),
+        (
+            &["-t", "18446744073709551615s"],
+            "longer than the maximum, 366 days",
+        ),
+        (&["-t", "500000000000y"], "--timeout"),
+        (&["-t", "367d"], "longer than the maximum"),
+        (
+            &["--interval", "9223372036854775807s"],
+            "longer than the maximum",
+        ),
+        (
+            &["-t", "0.0000000001"],
+            "below 1ns (write 0 if you mean none)",
+        ),
+        (&["--attempt-timeout", "0.0000000001"], "below 1ns"),
         (&["-t", "∞"], "--timeout"),
         (&["-t", "1.5.2"], "--timeout"),
         (&["--attempt-timeout", ""], "--attempt-timeout"),
@@ -303,8 +318,8 @@ fn non_utf8_bytes_in_options_and_environment_are_usage_errors() {
 #[test]
 fn extreme_but_valid_values_never_panic() {
     let closed = format!("tcp://{}", closed_addr());
-    // A deadline far beyond what the clock can add: effectively none.
-    for timeout in ["18446744073709551615s", "500000000000y"] {
+    // The longest deadline accepted.
+    for timeout in ["366d", "31622400"] {
         let outcome = readygate(["wait", "--invert", "-t", timeout, &closed]).outcome();
         outcome.expect_code(0);
         assert!(!outcome.stderr.contains("panicked"), "{outcome:#?}");
@@ -315,9 +330,9 @@ fn extreme_but_valid_values_never_panic() {
         "-t",
         "500ms",
         "--interval",
-        "18446744073709551615s",
+        "366d",
         "--max-interval",
-        "18446744073709551615s",
+        "366d",
         &closed,
     ])
     .outcome();
@@ -435,4 +450,38 @@ fn closed_standard_fds_are_opened_on_dev_null() {
         String::from_utf8_lossy(&output.stdout),
         "/dev/null\n/dev/null\n"
     );
+}
+
+#[test]
+fn a_huge_grace_period_is_a_usage_error_not_a_panic() {
+    let dir = crate::support::TempDir::new();
+    let state = dir.join("state");
+    let outcome = readygate(["sidecar", "legacy", "--state", state.to_str().unwrap()])
+        .args(["--grace", "9223372036854775807s", "--", "true"])
+        .outcome();
+    expect_usage_error("--grace", &outcome, "--grace");
+    assert!(outcome.stderr.contains("366 days"), "{outcome:#?}");
+}
+
+#[test]
+fn an_environment_without_file_descriptors_is_a_failure_not_a_usage_error() {
+    use std::os::unix::process::CommandExt;
+    let closed = format!("tcp://{}", closed_addr());
+    let mut command = readygate(["wait", "-t", "1s", &closed]);
+    // SAFETY: setrlimit only, between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 4,
+                rlim_max: 4,
+            };
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+            Ok(())
+        });
+    }
+    let outcome = command.outcome();
+    outcome
+        .expect_code(1)
+        .expect_stderr("readygate: cannot start: too many open files");
+    assert!(!outcome.stderr.contains("panicked"), "{outcome:#?}");
 }

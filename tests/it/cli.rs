@@ -1,6 +1,7 @@
 //! Core `wait` and `probe` sessions: TCP, HTTP and file targets, every option, every status.
 
 use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
 use crate::support::http::{Answer, HttpServer};
@@ -611,6 +612,18 @@ fn command_statuses_126_127_and_never_run_when_not_ready() {
         .outcome()
         .expect_code(126)
         .expect_stderr("permission denied");
+    // A script whose interpreter is missing was found: exec's "not found" is the interpreter's.
+    let orphan_script = dir.join("orphan-script");
+    std::fs::write(&orphan_script, "#!/nonexistent/sh\necho hi\n").unwrap();
+    std::fs::set_permissions(&orphan_script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let outcome = readygate(["wait", &url, "--", orphan_script.to_str().unwrap()]).outcome();
+    outcome
+        .expect_code(126)
+        .expect_stderr("its interpreter \"/nonexistent/sh\" was not found");
+    assert!(
+        !outcome.stderr.contains("command not found"),
+        "{outcome:#?}"
+    );
     let marker = dir.join("ran");
     let closed = format!("tcp://{}", closed_addr());
     readygate([

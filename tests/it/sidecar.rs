@@ -358,3 +358,54 @@ fn concurrent_readers_never_see_a_partial_state() {
         "temporary files left behind"
     );
 }
+
+#[test]
+fn legacy_reads_a_state_written_in_place_as_not_yet_until_it_is_whole() {
+    // `echo native > state`: the shell truncates the file, then writes. A reader in between
+    // sees an empty file; that is a state being written, not a usage error.
+    let dir = TempDir::new();
+    let state_file = dir.join("state");
+    std::fs::write(&state_file, "").unwrap();
+    let reads = FileReads::watch(&state_file);
+    let mut legacy = spawn(&[
+        "sidecar",
+        "legacy",
+        "--state",
+        state_file.to_str().unwrap(),
+        "--on-native",
+        "exit",
+        "--grace",
+        "30s",
+        "--",
+        "sh",
+        "-c",
+        "echo legacy-ran",
+    ]);
+    // It has read the empty file (and is still running).
+    reads.next_read();
+    legacy.line("waiting up to");
+    std::fs::write(&state_file, "nat").unwrap();
+    reads.next_read();
+    std::fs::write(&state_file, "native\n").unwrap();
+    legacy.line("the native sidecar runs: exiting");
+    let (code, stdout) = exit_code(legacy);
+    assert_eq!(code, Some(0));
+    assert_eq!(stdout, "");
+}
+
+#[test]
+fn a_state_path_naming_a_folder_is_a_usage_error() {
+    let dir = TempDir::new();
+    let folder = format!("{}/", dir.join("shared").display());
+    for side in [
+        vec!["native", "--state", &folder],
+        vec!["legacy", "--state", &folder, "--grace", "1s", "--", "true"],
+    ] {
+        readygate(["sidecar"])
+            .args(&side)
+            .outcome()
+            .expect_code(2)
+            .expect_stderr("names a folder, not a file")
+            .expect_faster_than(Duration::from_secs(3));
+    }
+}
