@@ -19,14 +19,34 @@ use crate::status::StatusRanges;
     version,
     about = "Make Kubernetes workloads start in the right order: wait until TCP ports, HTTP \
              endpoints, files, Unix sockets and gRPC services are ready.",
-    disable_help_subcommand = true,
     // Without a command, say so in one line rather than print the help as an error.
     arg_required_else_help = false
 )]
 pub struct Cli {
+    /// Logging, accepted before or after the command (`readygate -q wait …`).
+    #[command(flatten)]
+    pub log: LogArgs,
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// How much readygate logs, and how: global, so they may come before the command.
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// Log only failures.
+    #[arg(short, long, env = "READYGATE_QUIET", global = true, conflicts_with = "verbose",
+          value_parser = Boolean)]
+    pub quiet: bool,
+
+    /// Log every attempt.
+    #[arg(short, long, env = "READYGATE_VERBOSE", global = true, value_parser = Boolean)]
+    pub verbose: bool,
+
+    /// Log line format.
+    #[arg(long, env = "READYGATE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text,
+          global = true)]
+    pub log_format: LogFormat,
 }
 
 /// The commands of the contract. `defer`: only the subcommand actually given has its arguments
@@ -43,7 +63,11 @@ pub enum Command {
     /// Copy this executable to DIR/readygate (mode 0755, atomically).
     Install(InstallArgs),
     /// The run-time handshake for one sidecar that works with and without built-in sidecars.
-    #[command(subcommand, arg_required_else_help = false)]
+    #[command(
+        subcommand,
+        arg_required_else_help = false,
+        disable_help_subcommand = true
+    )]
     Sidecar(SidecarCommand),
     /// Print a shell completion script (bash, zsh or fish) to stdout.
     Completions(CompletionsArgs),
@@ -58,6 +82,9 @@ pub struct WaitArgs {
     /// Options shared with `probe`.
     #[command(flatten)]
     pub common: CommonArgs,
+    /// Retry pacing.
+    #[command(flatten)]
+    pub pacing: PacingArgs,
     /// With -- COMMAND: run COMMAND as a child instead of exec, and POST to URL when it exits.
     #[arg(long, env = "READYGATE_ON_EXIT", value_name = "URL")]
     pub on_exit: Option<String>,
@@ -66,12 +93,55 @@ pub struct WaitArgs {
     pub command: Vec<OsString>,
 }
 
+/// The retrying `wait` does and `probe` (one attempt) does not.
+#[derive(Debug, Args)]
+pub struct PacingArgs {
+    /// First retry delay; grows exponentially with jitter up to --max-interval.
+    #[arg(long, env = "READYGATE_INTERVAL", value_name = "DURATION", value_parser = parse_duration)]
+    pub interval: Option<Duration>,
+
+    /// Cap on the retry delay.
+    #[arg(long, env = "READYGATE_MAX_INTERVAL", value_name = "DURATION", value_parser = parse_duration)]
+    pub max_interval: Option<Duration>,
+
+    /// Consecutive successful attempts a target needs.
+    #[arg(long, env = "READYGATE_SUCCESS_THRESHOLD", value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub success_threshold: u32,
+}
+
 /// One attempt per target, in parallel, then exit: for exec startup/readiness probes.
 #[derive(Debug, Args)]
 pub struct ProbeArgs {
     /// Options shared with `wait`.
     #[command(flatten)]
     pub common: CommonArgs,
+    /// Words after `--`: not accepted (a probe runs no command), caught to say so.
+    #[arg(last = true, hide = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+    /// `wait`'s pacing options: not accepted (a probe makes one attempt), caught to say so
+    /// rather than suggest a look-alike.
+    #[arg(long = "interval", hide = true, value_name = "DURATION")]
+    pub interval: Option<OsString>,
+    /// See `interval`.
+    #[arg(long = "max-interval", hide = true, value_name = "DURATION")]
+    pub max_interval: Option<OsString>,
+    /// See `interval`.
+    #[arg(long = "success-threshold", hide = true, value_name = "N")]
+    pub success_threshold: Option<OsString>,
+}
+
+impl ProbeArgs {
+    /// The first of `wait`'s options given to `probe`, if any.
+    pub fn wait_option(&self) -> Option<&'static str> {
+        [
+            (self.interval.is_some(), "--interval"),
+            (self.max_interval.is_some(), "--max-interval"),
+            (self.success_threshold.is_some(), "--success-threshold"),
+        ]
+        .into_iter()
+        .find_map(|(given, name)| given.then_some(name))
+    }
 }
 
 /// The options `wait` and `probe` share.
@@ -92,25 +162,12 @@ pub struct CommonArgs {
     #[arg(long, env = "READYGATE_ATTEMPT_TIMEOUT", value_name = "DURATION", value_parser = parse_duration)]
     pub attempt_timeout: Option<Duration>,
 
-    /// First retry delay; grows exponentially with jitter up to --max-interval.
-    #[arg(long, env = "READYGATE_INTERVAL", value_name = "DURATION", value_parser = parse_duration)]
-    pub interval: Option<Duration>,
-
-    /// Cap on the retry delay.
-    #[arg(long, env = "READYGATE_MAX_INTERVAL", value_name = "DURATION", value_parser = parse_duration)]
-    pub max_interval: Option<Duration>,
-
-    /// Consecutive successful attempts a target needs.
-    #[arg(long, env = "READYGATE_SUCCESS_THRESHOLD", value_name = "N", default_value_t = 1,
-          value_parser = clap::value_parser!(u32).range(1..))]
-    pub success_threshold: u32,
-
     /// Ready as soon as any one target is ready (default: all of them).
-    #[arg(long, env = "READYGATE_ANY")]
+    #[arg(long, env = "READYGATE_ANY", value_parser = Boolean)]
     pub any: bool,
 
     /// Wait until the targets are NOT ready (port closed, file gone, endpoint failing).
-    #[arg(long, env = "READYGATE_INVERT")]
+    #[arg(long, env = "READYGATE_INVERT", value_parser = Boolean)]
     pub invert: bool,
 
     /// Accepted HTTP statuses, e.g. 200, 200-299,304 (default 200-399).
@@ -144,7 +201,7 @@ pub struct CommonArgs {
     pub unix_socket: Option<PathBuf>,
 
     /// Do not verify TLS certificates.
-    #[arg(long, env = "READYGATE_INSECURE")]
+    #[arg(long, env = "READYGATE_INSECURE", value_parser = Boolean)]
     pub insecure: bool,
 
     /// Trust this PEM bundle in addition to the built-in and system roots.
@@ -175,18 +232,46 @@ pub struct CommonArgs {
     /// When not ready, also write the failure reason to FILE (e.g. /dev/termination-log).
     #[arg(long, env = "READYGATE_TERMINATION_LOG", value_name = "FILE")]
     pub termination_log: Option<PathBuf>,
+}
 
-    /// Log only failures.
-    #[arg(short, long, env = "READYGATE_QUIET", conflicts_with = "verbose")]
-    pub quiet: bool,
+/// The one boolean syntax of every `READYGATE_*` variable: `true`/`false`, `1`/`0`, `yes`/`no`
+/// (`on`/`off` too), in any case; empty is false.
+pub fn boolean(variable: &str, value: &str) -> Result<bool, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Ok(true),
+        "false" | "0" | "no" | "off" | "" => Ok(false),
+        _ => Err(format!(
+            "{variable}={} is not a boolean: use true or false (1/0, yes/no)",
+            crate::redact::quoted(value)
+        )),
+    }
+}
 
-    /// Log every attempt.
-    #[arg(short, long, env = "READYGATE_VERBOSE")]
-    pub verbose: bool,
+/// clap's reader for a flag's environment variable, with [`boolean`]'s syntax and message. A
+/// flag on the command line takes no value, so any other value came from the environment.
+#[derive(Clone)]
+struct Boolean;
 
-    /// Log line format.
-    #[arg(long, env = "READYGATE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
-    pub log_format: LogFormat,
+impl clap::builder::TypedValueParser for Boolean {
+    type Value = bool;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<bool, clap::Error> {
+        let variable = arg
+            .and_then(clap::Arg::get_env)
+            .map_or("a variable".into(), |name| name.to_string_lossy());
+        let fail = |message: String| {
+            clap::Error::raw(clap::error::ErrorKind::ValueValidation, message + "\n")
+        };
+        let text = value
+            .to_str()
+            .ok_or_else(|| fail(format!("{variable} is not valid UTF-8")))?;
+        boolean(&variable, text).map_err(fail)
+    }
 }
 
 /// `--method`.

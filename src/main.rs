@@ -70,16 +70,16 @@ fn readygate() -> u8 {
 /// Dispatches the parsed command.
 async fn run(cli: Cli) -> Exit {
     match cli.command {
-        Command::Wait(args) => match Plan::for_wait(args) {
+        Command::Wait(args) => match Plan::for_wait(args, &cli.log) {
             Ok(plan) => start(plan).await,
             Err(message) => Exit::Usage(message),
         },
-        Command::Probe(args) => match Plan::for_probe(args) {
+        Command::Probe(args) => match Plan::for_probe(args, &cli.log) {
             Ok(plan) => start(plan).await,
             Err(message) => Exit::Usage(message),
         },
         Command::Install(args) => install::install(&args.dir),
-        Command::Sidecar(command) => sidecar::run(command).await,
+        Command::Sidecar(command) => sidecar::run(command, &cli.log).await,
         Command::Completions(args) => generate::completions(args.shell),
         Command::Man(_) => generate::man(),
     }
@@ -110,7 +110,17 @@ fn usage_error(err: clap::Error) -> Exit {
                 .collect();
             let fault = fault.join(" ");
             let fault = fault.strip_prefix("error: ").unwrap_or(&fault);
-            Exit::Usage(redact::one_line(fault))
+            // A suggestion for a typo ("tip: a similar subcommand exists: 'wait'") joins it.
+            let tips: Vec<&str> = text
+                .lines()
+                .filter_map(|line| line.trim().strip_prefix("tip: "))
+                .filter(|tip| tip.starts_with("a similar") || tip.starts_with("some similar"))
+                .collect();
+            let line = match tips.is_empty() {
+                true => fault.to_string(),
+                false => format!("{fault} ({})", tips.join("; ")),
+            };
+            Exit::Usage(redact::one_line(&line))
         }
     }
 }

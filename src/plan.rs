@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::check::{Options, Redirects};
-use crate::cli::{CommonArgs, LogFormat, ProbeArgs, WaitArgs};
+use crate::cli::{CommonArgs, LogArgs, LogFormat, PacingArgs, ProbeArgs, WaitArgs};
 use crate::engine::{Policy, Schedule};
 use crate::target::{HttpTarget, Kind, Target};
 
@@ -78,11 +78,51 @@ pub struct Plan {
     pub log: LogSettings,
     /// `READYGATE_DISABLED=true`: skip all waiting.
     pub disabled: bool,
+    /// The targets came from the command line, not from `READYGATE_TARGETS`.
+    pub from_command_line: bool,
 }
+
+/// Why a command line cannot be run; a target that did not parse may be a command that lacks
+/// its `--`.
+#[derive(Debug)]
+pub struct Fault {
+    /// The one-line message.
+    message: String,
+    /// The target at fault was not the first one given on the command line.
+    later_target: bool,
+}
+
+impl From<String> for Fault {
+    fn from(message: String) -> Fault {
+        Fault {
+            message,
+            later_target: false,
+        }
+    }
+}
+
+impl From<&str> for Fault {
+    fn from(message: &str) -> Fault {
+        Fault::from(message.to_string())
+    }
+}
+
+impl Fault {
+    /// The message, with the forgotten-`--` hint when `may_forget` and a later target failed.
+    fn hinted(self, may_forget: bool) -> String {
+        match may_forget && self.later_target {
+            true => format!("{} ({FORGOT_DASHES})", self.message),
+            false => self.message,
+        }
+    }
+}
+
+/// The hint for a target that looks like the command.
+pub const FORGOT_DASHES: &str = "did you forget \"--\" before the command?";
 
 impl Plan {
     /// The plan of `readygate wait`.
-    pub fn for_wait(args: WaitArgs) -> Result<Plan, String> {
+    pub fn for_wait(args: WaitArgs, log: &LogArgs) -> Result<Plan, String> {
         let on_exit = match &args.on_exit {
             None => None,
             Some(_) if args.command.is_empty() => {
@@ -96,27 +136,63 @@ impl Plan {
                 _ => return Err("--on-exit needs an http:// or https:// URL".into()),
             },
         };
-        let mut plan = Plan::common(Mode::Wait, args.common)?;
+        let forgot_dashes = args.command.is_empty();
+        let mut plan = Plan::common(Mode::Wait, args.common, Some(&args.pacing), log)
+            .map_err(|fault| fault.hinted(forgot_dashes))?;
         plan.command = args.command;
         plan.on_exit = on_exit;
         Ok(plan)
     }
 
     /// The plan of `readygate probe`.
-    pub fn for_probe(args: ProbeArgs) -> Result<Plan, String> {
-        Plan::common(Mode::Probe, args.common)
+    pub fn for_probe(args: ProbeArgs, log: &LogArgs) -> Result<Plan, String> {
+        if let Some(first) = args.command.first() {
+            return Err(format!(
+                "probe takes no command ({} after --): it makes one attempt and exits; to run a \
+                 command once the targets are ready, use wait",
+                crate::redact::quoted(&first.to_string_lossy())
+            ));
+        }
+        if let Some(option) = args.wait_option() {
+            return Err(format!(
+                "{option} is an option of wait: probe makes one attempt (the kubelet's \
+                 periodSeconds and successThreshold pace probes)"
+            ));
+        }
+        Plan::common(Mode::Probe, args.common, None, log).map_err(|fault| fault.hinted(false))
     }
 
-    fn common(mode: Mode, args: CommonArgs) -> Result<Plan, String> {
+    /// Whether the user may have meant target `index` (counted from 0) as the command: `wait`
+    /// without `-- COMMAND`, a target after the first, given as a bare path.
+    pub fn may_be_the_command(&self, index: usize) -> bool {
+        self.mode == Mode::Wait
+            && self.command.is_empty()
+            && index > 0
+            && self.from_command_line
+            && matches!(self.targets[index].kind, Kind::File(_))
+            && {
+                let typed = self.targets[index].to_string();
+                typed.starts_with('/') || typed.starts_with("./")
+            }
+    }
+
+    fn common(
+        mode: Mode,
+        args: CommonArgs,
+        pacing: Option<&PacingArgs>,
+        log: &LogArgs,
+    ) -> Result<Plan, Fault> {
+        let from_command_line = !args.targets.is_empty();
         let targets = targets(&args.targets)?;
-        let policy = policy(mode, &args)?;
-        let explicit = explicit_schedule(args.interval, args.max_interval);
+        let policy = policy(mode, &args, pacing)?;
+        let explicit =
+            pacing.and_then(|pacing| explicit_schedule(pacing.interval, pacing.max_interval));
         let through_socket = args.unix_socket.is_some();
         let schedules = targets
             .iter()
             .map(|target| schedule(target.is_local(through_socket), explicit))
             .collect();
-        let level = match (args.quiet, args.verbose, mode) {
+        let level = match (log.quiet, log.verbose, mode) {
             (true, _, _) => tracing::Level::ERROR,
             (_, true, _) => tracing::Level::DEBUG,
             (_, _, Mode::Probe) => tracing::Level::WARN,
@@ -160,15 +236,16 @@ impl Plan {
             on_exit: None,
             log: LogSettings {
                 level,
-                format: args.log_format,
+                format: log.log_format,
             },
+            from_command_line,
             disabled,
         })
     }
 }
 
 /// The targets from the command line, else from `READYGATE_TARGETS` (comma-separated).
-fn targets(given: &[String]) -> Result<Vec<Target>, String> {
+fn targets(given: &[String]) -> Result<Vec<Target>, Fault> {
     let from_env;
     let texts: Vec<&str> = if given.is_empty() {
         from_env = match std::env::var("READYGATE_TARGETS") {
@@ -189,10 +266,28 @@ fn targets(given: &[String]) -> Result<Vec<Target>, String> {
     if texts.is_empty() {
         return Err("no target given: pass TARGET... or set READYGATE_TARGETS".into());
     }
-    texts.into_iter().map(Target::parse).collect()
+    let from_command_line = !given.is_empty();
+    texts
+        .into_iter()
+        .enumerate()
+        .map(|(index, text)| {
+            Target::parse(text).map_err(|message| Fault {
+                message,
+                later_target: from_command_line && index > 0,
+            })
+        })
+        .collect()
 }
 
-fn policy(mode: Mode, args: &CommonArgs) -> Result<Policy, String> {
+fn policy(mode: Mode, args: &CommonArgs, pacing: Option<&PacingArgs>) -> Result<Policy, String> {
+    let (interval, max_interval, success_threshold) = match pacing {
+        Some(pacing) => (
+            pacing.interval,
+            pacing.max_interval,
+            pacing.success_threshold,
+        ),
+        None => (None, None, 1),
+    };
     let default_timeout = match mode {
         Mode::Wait => WAIT_TIMEOUT,
         Mode::Probe => PROBE_TIMEOUT,
@@ -214,7 +309,7 @@ fn policy(mode: Mode, args: &CommonArgs) -> Result<Policy, String> {
     if attempt_timeout.is_zero() {
         return Err("--attempt-timeout must be above 0".into());
     }
-    if let (Some(interval), Some(max)) = (args.interval, args.max_interval) {
+    if let (Some(interval), Some(max)) = (interval, max_interval) {
         if interval > max {
             return Err(format!(
                 "--interval {} is above --max-interval {}",
@@ -226,7 +321,7 @@ fn policy(mode: Mode, args: &CommonArgs) -> Result<Policy, String> {
     Ok(Policy {
         deadline,
         attempt_timeout,
-        success_threshold: args.success_threshold,
+        success_threshold,
         any: args.any,
         invert: args.invert,
         max_attempts: (mode == Mode::Probe).then_some(1),
@@ -278,20 +373,13 @@ fn k8s_cluster(
         .transpose()
 }
 
-/// `READYGATE_DISABLED`: true/1/yes/on skip the wait; false/0/no/off or unset do not.
+/// `READYGATE_DISABLED`, in the one boolean syntax of every variable.
 fn disabled() -> Result<bool, String> {
     match std::env::var("READYGATE_DISABLED") {
         Err(std::env::VarError::NotPresent) => Ok(false),
         Err(std::env::VarError::NotUnicode(_)) => {
             Err("READYGATE_DISABLED is not valid UTF-8".into())
         }
-        Ok(value) => match value.trim().to_ascii_lowercase().as_str() {
-            "true" | "1" | "yes" | "on" => Ok(true),
-            "false" | "0" | "no" | "off" | "" => Ok(false),
-            _ => Err(format!(
-                "READYGATE_DISABLED={} is not a boolean (true or false)",
-                crate::redact::quoted(&value)
-            )),
-        },
+        Ok(value) => crate::cli::boolean("READYGATE_DISABLED", &value),
     }
 }

@@ -318,8 +318,8 @@ proptest! {
             }
             Ok(cli) => {
                 let plan = match cli.command {
-                    Command::Wait(args) => Plan::for_wait(args),
-                    Command::Probe(args) => Plan::for_probe(args),
+                    Command::Wait(args) => Plan::for_wait(args, &cli.log),
+                    Command::Probe(args) => Plan::for_probe(args, &cli.log),
                     _ => return Ok(()),
                 };
                 if let Err(message) = plan {

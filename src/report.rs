@@ -14,15 +14,39 @@ pub fn failures(plan: &Plan, report: &Report) -> Vec<String> {
     plan.targets
         .iter()
         .zip(&report.targets)
-        .filter(|(_, outcome)| !outcome.ready)
-        .map(|(target, outcome)| {
+        .enumerate()
+        .filter(|(_, (_, outcome))| !outcome.ready)
+        .map(|(index, (target, outcome))| {
             let reason = outcome
                 .last_error
                 .as_deref()
                 .unwrap_or("no answer before the deadline");
-            format!("{target}: {}", crate::redact::one_line(reason))
+            let hint = match plan.may_be_the_command(index) {
+                true => format!(" ({})", crate::plan::FORGOT_DASHES),
+                false => String::new(),
+            };
+            format!("{target}: {}{hint}", crate::redact::one_line(reason))
         })
         .collect()
+}
+
+/// Warns of a later target that is an executable file while `wait` has no `-- COMMAND`: it
+/// would be waited for (and found at once), not run.
+pub fn warn_of_commands(plan: &Plan) {
+    use std::os::unix::fs::PermissionsExt;
+    for (index, target) in plan.targets.iter().enumerate() {
+        let crate::target::Kind::File(path) = &target.kind else {
+            continue;
+        };
+        let executable = fs::metadata(path)
+            .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0);
+        if executable && plan.may_be_the_command(index) {
+            tracing::warn!(
+                "{target} is an executable file: it is waited for, not run ({})",
+                crate::plan::FORGOT_DASHES
+            );
+        }
+    }
 }
 
 /// Reports a run that did not become ready: log lines (`wait`) or stdout lines (`probe`), and

@@ -16,6 +16,7 @@ pub async fn wait_or_probe(mut plan: Plan) -> Exit {
         return ready(&plan, &context, &mut signals).await;
     }
     let names = report::names(&plan.targets);
+    report::warn_of_commands(&plan);
     if plan.mode == Mode::Wait {
         let deadline = match plan.policy.deadline {
             Some(deadline) => format!("up to {}", humanize(deadline)),

@@ -7,16 +7,21 @@ mod legacy;
 mod native;
 mod state;
 
-use crate::cli::{LogFormat, SidecarCommand};
+use crate::cli::{LogArgs, SidecarCommand};
 use crate::exit::Exit;
 use crate::plan::LogSettings;
 use crate::signal::Terminations;
 
 /// Runs one side of the handshake.
-pub async fn run(command: SidecarCommand) -> Exit {
+pub async fn run(command: SidecarCommand, log: &LogArgs) -> Exit {
+    let level = match (log.quiet, log.verbose) {
+        (true, _) => tracing::Level::ERROR,
+        (_, true) => tracing::Level::DEBUG,
+        _ => tracing::Level::INFO,
+    };
     crate::log::init(LogSettings {
-        level: tracing::Level::INFO,
-        format: LogFormat::Text,
+        level,
+        format: log.log_format,
     });
     // Listening before anything else, so a SIGTERM sent while starting is not lost.
     let signals = Terminations::listen();

@@ -212,7 +212,7 @@ fn commands_and_their_combinations_are_named() {
     rejects(
         &["probe", "db:1", "--", "true"],
         &[],
-        "invalid target \"true\"",
+        "probe takes no command (\"true\" after --)",
     );
 }
 
@@ -222,9 +222,22 @@ fn every_malformed_environment_value_is_named() {
         ("READYGATE_TIMEOUT", "", "empty duration"),
         ("READYGATE_ATTEMPT_TIMEOUT", "fast", "--attempt-timeout"),
         ("READYGATE_INTERVAL", "-5", "--interval"),
-        ("READYGATE_ANY", "maybe", "--any"),
-        ("READYGATE_INVERT", "", "--invert"),
-        ("READYGATE_QUIET", "yes", "--quiet"),
+        (
+            "READYGATE_ANY",
+            "maybe",
+            "READYGATE_ANY=\"maybe\" is not a boolean",
+        ),
+        (
+            "READYGATE_INVERT",
+            "2",
+            "READYGATE_INVERT=\"2\" is not a boolean",
+        ),
+        (
+            "READYGATE_QUIET",
+            "loud",
+            "READYGATE_QUIET=\"loud\" is not a boolean",
+        ),
+        ("READYGATE_INSECURE", "y e s", "READYGATE_INSECURE"),
         ("READYGATE_SUCCESS_THRESHOLD", "0", "--success-threshold"),
         ("READYGATE_METHOD", "post", "--method"),
         ("READYGATE_LOG_FORMAT", "xml", "--log-format"),

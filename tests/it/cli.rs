@@ -966,3 +966,221 @@ fn non_utf8_arguments_are_usage_errors() {
     outcome.expect_code(2).expect_stderr("readygate: ");
     assert_eq!(outcome.stderr.lines().count(), 1, "{outcome:#?}");
 }
+
+// A forgiving command line: what a user gets wrong is named, with the fix.
+
+const FORGOT: &str = "(did you forget \"--\" before the command?)";
+
+#[test]
+fn a_command_without_its_dashes_is_pointed_out() {
+    let closed = closed_addr().to_string();
+    // A path that is not there: the final line asks.
+    let outcome = readygate(["wait", "-t", "300ms", &closed, "/no/such/app/server"]).outcome();
+    outcome.expect_code(1);
+    assert!(
+        outcome
+            .stderr
+            .contains(&format!("/no/such/app/server: no such file {FORGOT}")),
+        "{}",
+        outcome.stderr
+    );
+    assert!(!outcome
+        .stderr
+        .contains(&format!("{closed}: connection refused {FORGOT}")));
+
+    // A word that is no target: the usage error asks.
+    let outcome = readygate(["wait", &closed, "echo", "hi"]).outcome();
+    outcome.expect_code(2);
+    assert!(
+        outcome
+            .stderr
+            .starts_with("readygate: invalid target \"echo\"")
+            && outcome.stderr.trim_end().ends_with(FORGOT),
+        "{}",
+        outcome.stderr
+    );
+
+    // An executable file would be found at once and not run: a warning says so at the start.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let open = listener.local_addr().unwrap().to_string();
+    let outcome = readygate(["wait", &open, "/bin/sh"]).outcome();
+    outcome.expect_code(0).expect_stderr(&format!(
+        "/bin/sh is an executable file: it is waited for, not run {FORGOT}"
+    ));
+
+    // No hint when the target is clearly meant: the first one, file://, or a COMMAND given.
+    for args in [
+        vec!["wait", "-t", "300ms", "/no/such/file"],
+        vec!["wait", "-t", "300ms", &closed, "file:///no/such/file"],
+        vec![
+            "wait",
+            "-t",
+            "300ms",
+            &closed,
+            "/no/such/file",
+            "--",
+            "true",
+        ],
+    ] {
+        let outcome = readygate(&args).outcome();
+        outcome.expect_code(1);
+        assert!(
+            !outcome.stderr.contains(FORGOT),
+            "{args:?}: {}",
+            outcome.stderr
+        );
+    }
+    let outcome = readygate(["wait", &open, "/bin/sh", "--", "true"]).outcome();
+    outcome.expect_code(0);
+    assert!(!outcome.stderr.contains(FORGOT), "{}", outcome.stderr);
+}
+
+#[test]
+fn probe_says_it_takes_no_command() {
+    let server = HttpServer::start(|_, _| Answer::body("ok"));
+    let outcome = readygate(["probe", &server.url("/"), "--", "echo", "hi"]).outcome();
+    outcome.expect_code(2);
+    assert_eq!(outcome.stdout, "");
+    assert!(
+        outcome
+            .stderr
+            .starts_with("readygate: probe takes no command (\"echo\" after --)"),
+        "{}",
+        outcome.stderr
+    );
+    assert_eq!(outcome.stderr.lines().count(), 1);
+    assert_eq!(
+        server.hits(),
+        0,
+        "a usage error must come before any attempt"
+    );
+}
+
+#[test]
+fn probe_rejects_the_options_of_wait_and_lists_only_its_own() {
+    let server = HttpServer::start(|_, _| Answer::body("ok"));
+    let url = server.url("/");
+    for (option, value) in [
+        ("--interval", "1s"),
+        ("--max-interval", "1s"),
+        ("--success-threshold", "3"),
+    ] {
+        let outcome = readygate(["probe", option, value, &url]).outcome();
+        outcome
+            .expect_code(2)
+            .expect_stderr(&format!("readygate: {option} is an option of wait"));
+        assert!(
+            !outcome.stderr.contains("similar"),
+            "no look-alike: {}",
+            outcome.stderr
+        );
+        let probe_help = readygate(["probe", "--help"]).outcome().stdout;
+        assert!(!probe_help.contains(option), "probe --help lists {option}");
+        let wait_help = readygate(["wait", "--help"]).outcome().stdout;
+        assert!(wait_help.contains(option), "wait --help lacks {option}");
+    }
+    assert_eq!(server.hits(), 0);
+    // The same settings in the environment (shared by a pod's wait and probe) are not read.
+    readygate(["probe", &url])
+        .env("READYGATE_SUCCESS_THRESHOLD", "3")
+        .env("READYGATE_INTERVAL", "1s")
+        .outcome()
+        .expect_code(0);
+    assert_eq!(server.hits(), 1);
+}
+
+#[test]
+fn every_boolean_variable_takes_one_syntax() {
+    let closed = format!("tcp://{}", closed_addr());
+    // --invert on a closed port: true is ready (0), false is not (1).
+    for (value, code) in [
+        ("true", 0),
+        ("TRUE", 0),
+        ("1", 0),
+        ("yes", 0),
+        ("Yes", 0),
+        ("on", 0),
+        ("false", 1),
+        ("0", 1),
+        ("no", 1),
+        ("NO", 1),
+        ("off", 1),
+        ("", 1),
+    ] {
+        readygate(["probe", &closed])
+            .env("READYGATE_INVERT", value)
+            .outcome()
+            .expect_code(code);
+    }
+    readygate(["probe", &closed])
+        .env("READYGATE_DISABLED", "YES")
+        .outcome()
+        .expect_code(0);
+    for variable in [
+        "READYGATE_INVERT",
+        "READYGATE_ANY",
+        "READYGATE_INSECURE",
+        "READYGATE_QUIET",
+        "READYGATE_VERBOSE",
+        "READYGATE_DISABLED",
+    ] {
+        let outcome = readygate(["probe", &closed])
+            .env(variable, "maybe")
+            .outcome();
+        outcome.expect_code(2);
+        assert_eq!(
+            outcome.stderr,
+            format!(
+                "readygate: {variable}=\"maybe\" is not a boolean: use true or false (1/0, yes/no)\n"
+            )
+        );
+    }
+}
+
+#[test]
+fn typos_get_a_suggestion() {
+    for (args, suggestion) in [
+        (vec!["wiat", "db:1"], "a similar subcommand exists: 'wait'"),
+        (
+            vec!["wait", "--tiemout", "1s", "db:1"],
+            "a similar argument exists: '--timeout'",
+        ),
+        (vec!["probe", "--insecur", "db:1"], "'--insecure'"),
+    ] {
+        let outcome = readygate(&args).outcome();
+        outcome.expect_code(2).expect_stderr(suggestion);
+        assert_eq!(outcome.stderr.lines().count(), 1, "{}", outcome.stderr);
+    }
+}
+
+#[test]
+fn help_is_a_command_too() {
+    let outcome = readygate(["help"]).outcome();
+    outcome.expect_code(0).expect_stdout("Usage: readygate");
+    let outcome = readygate(["help", "wait"]).outcome();
+    outcome
+        .expect_code(0)
+        .expect_stdout("Usage: readygate wait")
+        .expect_stdout("--timeout");
+}
+
+#[test]
+fn logging_options_may_come_before_the_command() {
+    let closed = format!("tcp://{}", closed_addr());
+    let quiet = readygate(["-q", "wait", "-t", "300ms", &closed]).outcome();
+    quiet.expect_code(1);
+    assert_eq!(quiet.stderr.lines().count(), 1, "{}", quiet.stderr);
+    assert!(quiet.stderr.contains("ERROR"), "{}", quiet.stderr);
+
+    let json = readygate(["--log-format", "json", "-v", "probe", &closed]).outcome();
+    json.expect_code(1);
+    assert!(
+        json.stderr.lines().count() >= 1 && json.stderr.lines().all(|line| line.starts_with('{')),
+        "{}",
+        json.stderr
+    );
+    readygate(["-q", "-v", "probe", &closed])
+        .outcome()
+        .expect_code(2)
+        .expect_stderr("--verbose");
+}
