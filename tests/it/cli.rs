@@ -307,7 +307,7 @@ fn touch_marks_readiness_and_termination_log_records_failure() {
     readygate([
         "wait",
         "-t",
-        "200ms",
+        "2s",
         "--touch",
         not_made.to_str().unwrap(),
         "--termination-log",
@@ -327,7 +327,8 @@ fn touch_marks_readiness_and_termination_log_records_failure() {
 #[test]
 fn a_reason_names_an_address_only_when_the_target_does_not() {
     let closed = closed_addr();
-    let outcome = readygate(["wait", "-t", "300ms", &closed.to_string()]).outcome();
+    // Long enough for several attempts on a loaded machine: the reason is the last complete one.
+    let outcome = readygate(["wait", "-t", "2s", &closed.to_string()]).outcome();
     outcome.expect_code(1);
     let last = outcome.stderr.lines().last().unwrap_or_default();
     assert!(
@@ -975,7 +976,7 @@ const FORGOT: &str = "(did you forget \"--\" before the command?)";
 fn a_command_without_its_dashes_is_pointed_out() {
     let closed = closed_addr().to_string();
     // A path that is not there: the final line asks.
-    let outcome = readygate(["wait", "-t", "300ms", &closed, "/no/such/app/server"]).outcome();
+    let outcome = readygate(["wait", "-t", "2s", &closed, "/no/such/app/server"]).outcome();
     outcome.expect_code(1);
     assert!(
         outcome
