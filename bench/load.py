@@ -367,6 +367,7 @@ def main():
     r["local_detect"] = detection(args, "127.0.0.1")
     r["load"] = load(args)
     if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(r, indent=1))
     update(args.report, "<!-- load:start -->", "<!-- load:end -->", report(r))
     update(args.summary, "<!-- load:start -->", "<!-- load:end -->", summary_table(r),
