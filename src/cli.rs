@@ -71,8 +71,6 @@ pub enum Command {
     Sidecar(SidecarCommand),
     /// Print a shell completion script (bash, zsh or fish) to stdout.
     Completions(CompletionsArgs),
-    /// Print the manual page, readygate(1), as roff to stdout.
-    Man(ManArgs),
 }
 
 /// Retry every target until it is ready (or, with --invert, not ready), or the deadline passes;
@@ -319,11 +317,6 @@ pub enum Shell {
     /// fish.
     Fish,
 }
-
-/// Print the manual page, readygate(1), as roff to stdout.
-#[derive(Debug, Args)]
-#[command(after_help = "Install: readygate man > /usr/local/share/man/man1/readygate.1")]
-pub struct ManArgs {}
 
 /// `readygate sidecar native|legacy`.
 #[derive(Debug, Subcommand)]

@@ -81,7 +81,6 @@ async fn run(cli: Cli) -> Exit {
         Command::Install(args) => install::install(&args.dir),
         Command::Sidecar(command) => sidecar::run(command, &cli.log).await,
         Command::Completions(args) => generate::completions(args.shell),
-        Command::Man(_) => generate::man(),
     }
 }
 
