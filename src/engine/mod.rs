@@ -192,7 +192,9 @@ pub async fn run<C: Condition>(
         let name = names[index].clone();
         let waiting = shared.lock().expect("progress lock")[index].waiting.clone();
         let backoff = Backoff::new(schedules[index], seed);
-        tracing::debug!("{name}: {}", schedules[index]);
+        if policy.max_attempts != Some(1) {
+            tracing::debug!("{name}: {}", schedules[index]);
+        }
         tasks.spawn(async move {
             let end = target_loop(
                 condition,
