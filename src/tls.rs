@@ -8,6 +8,7 @@
 //! one-shot `https://` probe (callgrind), for roots that almost every chain does not need.
 //! Trusting the union of the three sets either way, the result is the same.
 
+mod asked;
 mod identity;
 mod pem;
 mod words;
@@ -94,7 +95,7 @@ impl Clients {
             Some(Identity(certified)) => builder.with_client_cert_resolver(Arc::new(
                 rustls::sign::SingleCertAndKey::from(Arc::clone(certified)),
             )),
-            None => builder.with_no_client_auth(),
+            None => builder.with_client_cert_resolver(Arc::new(asked::NoClientCert)),
         };
         let with_alpn = |protocol: &[u8]| {
             let mut config = config.clone();
@@ -216,7 +217,8 @@ pub async fn connect(
         Some(name) => name.clone(),
         None => server_name(host)?,
     };
-    connect_named(stream, name, config, trust).await
+    let shown = name.to_str().into_owned();
+    asked::handshake(&shown, connect_named(stream, name, config, trust)).await
 }
 
 /// The TLS server name of `host`: an IP literal as an address, a name without its final dot.

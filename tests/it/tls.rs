@@ -319,7 +319,8 @@ fn client_certificates_for_a_server_that_requires_them() {
     readygate(["probe", "--cacert", ca, &url])
         .outcome()
         .expect_code(1)
-        .expect_stdout("status 400");
+        .expect_stdout("status 400")
+        .expect_stderr("asked for a TLS client certificate and none is set");
     readygate([
         "probe",
         "--cacert",
