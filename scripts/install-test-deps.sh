@@ -35,6 +35,8 @@ packages=(
   zookeeper
   # GNU time: peak memory of the hostile-peer tests
   time
+  # curl: the TLS tests check that readygate accepts what curl accepts (tests/it/tls.rs)
+  curl
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -142,6 +142,8 @@ fn a_self_signed_certificate_made_by_openssl_req_x509_is_trusted_through_cacert(
     ])
     .outcome()
     .expect_code(0);
+    assert_eq!(curl(&["--cacert", cert, &url]), Some(0), "curl --cacert");
+    assert_eq!(curl(&[&url]), Some(60), "curl without --cacert");
     readygate([
         "probe",
         "--cacert",
@@ -159,6 +161,17 @@ fn a_self_signed_certificate_made_by_openssl_req_x509_is_trusted_through_cacert(
     .outcome()
     .expect_code(1)
     .expect_stdout("certificate not valid for app.localhost");
+}
+
+/// `curl -sS -o /dev/null ARGS...`'s exit status (60: certificate not trusted).
+fn curl(args: &[&str]) -> Option<i32> {
+    std::process::Command::new(crate::support::daemon::require("curl"))
+        .args(["-sS", "-o", "/dev/null"])
+        .args(args)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("run curl")
+        .code()
 }
 
 #[test]
@@ -335,6 +348,26 @@ fn client_certificates_for_a_server_that_requires_them() {
     ])
     .outcome()
     .expect_code(0);
+    // curl agrees on both counts (nginx answers 400 without a certificate).
+    let curl_status = |extra: &[&str]| {
+        let out = std::process::Command::new(crate::support::daemon::require("curl"))
+            .args([
+                "-sS",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+                "--cacert",
+                ca,
+            ])
+            .args(extra)
+            .arg(&url)
+            .output()
+            .expect("run curl");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(curl_status(&[]), "400");
+    assert_eq!(curl_status(&["--cert", cert, "--key", key]), "200");
     // From the environment too.
     readygate(["probe", "--cacert", ca, &url])
         .env("READYGATE_CERT", cert)
