@@ -8,8 +8,23 @@ use tracing::subscriber::Interest;
 use tracing::{Dispatch, Event, Metadata, Subscriber};
 use tracing_subscriber::filter::Targets;
 
-use crate::cli::LogFormat;
-use crate::plan::LogSettings;
+/// How much to log, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogSettings {
+    /// The most detailed level shown.
+    pub level: tracing::Level,
+    /// Text or JSON lines.
+    pub format: LogFormat,
+}
+
+/// The form of a log line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
 
 /// Installs the global subscriber; lines go to stderr, never stdout (reserved for `probe`).
 /// Only readygate's own events pass at the chosen level: the libraries below it (hyper, h2,
@@ -53,9 +68,8 @@ fn one_line_fields() -> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> {
 }
 
 /// Answers which events and spans are enabled from `filter` alone, and builds the real
-/// subscriber ([`build`]) at the first one that is. Most one-shot `probe` runs log nothing, and
-/// building it up front (tracing-subscriber's span registry zeroes a 32 KB slab) was 37 k
-/// instructions and 8 page faults of each. `current_span` keeps the trait's default
+/// subscriber ([`build`]) at the first one that is: most one-shot `probe` runs log nothing, and
+/// need not pay for building it (docs/performance.md). `current_span` keeps the trait's default
 /// ("unknown"): readygate has no spans of its own and never asks for the current one.
 struct Lazy {
     /// What [`build`] needs.

@@ -2,35 +2,27 @@
 
 #[macro_use]
 mod say;
-mod atomic;
 mod check;
 mod cli;
 mod compat;
 mod duration;
 mod engine;
-mod exec;
+mod error;
 mod exit;
-mod fdlimit;
-mod generate;
 mod header;
-mod install;
 mod log;
 mod matcher;
+mod net;
 mod percent;
 mod plan;
+mod process;
 #[cfg(test)]
 mod proptests;
 mod redact;
 mod report;
-mod resolve;
 mod run;
-mod sidecar;
-mod signal;
 mod status;
-mod supervise;
 mod target;
-mod tls;
-mod transport;
 
 use std::process::ExitCode;
 
@@ -57,11 +49,8 @@ fn readygate() -> u8 {
         Ok(runtime) => runtime,
         // The environment lacks what a runtime needs (descriptors, threads): not a usage error.
         Err(err) => {
-            return Exit::Failed(format!(
-                "cannot start: {}",
-                crate::transport::describe_io(&err)
-            ))
-            .report()
+            return Exit::Failed(format!("cannot start: {}", crate::error::describe_io(&err)))
+                .report()
         }
     };
     runtime.block_on(run(cli)).report()
@@ -78,15 +67,18 @@ async fn run(cli: Cli) -> Exit {
             Ok(plan) => start(plan).await,
             Err(message) => Exit::Usage(message),
         },
-        Command::Install(args) => install::install(&args.dir),
-        Command::Sidecar(command) => sidecar::run(command, &cli.log).await,
-        Command::Completions(args) => generate::completions(args.shell),
+        Command::Install(args) => process::install::install(&args.dir),
+        Command::Sidecar(command) => {
+            let (side, log) = plan::sidecar(command, &cli.log);
+            process::sidecar::run(side, log).await
+        }
+        Command::Completions(args) => cli::generate::completions(args.shell),
     }
 }
 
 async fn start(plan: Plan) -> Exit {
     log::init(plan.log);
-    fdlimit::make_room(plan.targets.len());
+    process::fdlimit::make_room(plan.targets.len());
     run::wait_or_probe(plan).await
 }
 

@@ -5,9 +5,11 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::check::{Options, Redirects};
-use crate::cli::{CommonArgs, LogArgs, LogFormat, PacingArgs, ProbeArgs, WaitArgs};
+use crate::check::{HttpMethod, Options, Redirects};
+use crate::cli::{self, CommonArgs, LogArgs, PacingArgs, ProbeArgs, WaitArgs};
 use crate::engine::{Policy, Schedule};
+use crate::log::{LogFormat, LogSettings};
+use crate::process::sidecar::{Legacy, Native, OnNative, Side};
 use crate::target::{HttpTarget, Kind, Target};
 
 /// `wait`'s default deadline.
@@ -42,15 +44,6 @@ pub enum Mode {
     Wait,
     /// One attempt per target.
     Probe,
-}
-
-/// How much to log, and how.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LogSettings {
-    /// The most detailed level shown.
-    pub level: tracing::Level,
-    /// Text or JSON lines.
-    pub format: LogFormat,
 }
 
 /// Everything a `wait` or `probe` run does, validated.
@@ -217,15 +210,21 @@ impl Plan {
                 statuses: args.status.unwrap_or_default(),
                 matcher,
                 headers: args.headers,
-                method: args.method.into(),
+                method: match args.method {
+                    cli::Method::Get => HttpMethod::Get,
+                    cli::Method::Head => HttpMethod::Head,
+                },
                 unix_socket: args.unix_socket,
                 insecure: args.insecure,
                 cacert: cacert(args.cacert.as_deref())?,
-                client_cert: crate::tls::read_identity(args.cert.as_deref(), args.key.as_deref())?,
+                client_cert: crate::net::tls::read_identity(
+                    args.cert.as_deref(),
+                    args.key.as_deref(),
+                )?,
                 tls_server_name: args
                     .tls_server_name
                     .as_deref()
-                    .map(crate::tls::parse_server_name)
+                    .map(crate::net::tls::parse_server_name)
                     .transpose()?,
                 k8s,
                 redirects: Redirects::SameHost,
@@ -236,7 +235,7 @@ impl Plan {
             on_exit: None,
             log: LogSettings {
                 level,
-                format: log.log_format,
+                format: log_format(log.log_format),
             },
             from_command_line,
             disabled,
@@ -354,9 +353,9 @@ pub fn schedule(local: bool, explicit: Option<Schedule>) -> Schedule {
 
 /// `--cacert FILE`, read and checked here, once, so a missing or broken bundle is a usage
 /// error before any I/O rather than a failure of every attempt.
-fn cacert(path: Option<&Path>) -> Result<Vec<crate::tls::Certificate>, String> {
+fn cacert(path: Option<&Path>) -> Result<Vec<crate::net::tls::Certificate>, String> {
     Ok(path
-        .map(crate::tls::read_cacert)
+        .map(crate::net::tls::read_cacert)
         .transpose()?
         .unwrap_or_default())
 }
@@ -382,4 +381,41 @@ fn disabled() -> Result<bool, String> {
         }
         Ok(value) => crate::cli::boolean("READYGATE_DISABLED", &value),
     }
+}
+
+/// The form of log lines the user chose.
+fn log_format(format: cli::LogFormat) -> LogFormat {
+    match format {
+        cli::LogFormat::Text => LogFormat::Text,
+        cli::LogFormat::Json => LogFormat::Json,
+    }
+}
+
+/// The side of the sidecar handshake to run, from `sidecar native|legacy`, and its logging.
+pub fn sidecar(command: cli::SidecarCommand, log: &LogArgs) -> (Side, LogSettings) {
+    let level = match (log.quiet, log.verbose) {
+        (true, _) => tracing::Level::ERROR,
+        (_, true) => tracing::Level::DEBUG,
+        _ => tracing::Level::INFO,
+    };
+    let log = LogSettings {
+        level,
+        format: log_format(log.log_format),
+    };
+    let side = match command {
+        cli::SidecarCommand::Native(args) => Side::Native(Native {
+            state: args.state,
+            command: args.command,
+        }),
+        cli::SidecarCommand::Legacy(args) => Side::Legacy(Legacy {
+            state: args.state,
+            grace: args.grace,
+            on_native: match args.on_native {
+                cli::OnNative::Sleep => OnNative::Sleep,
+                cli::OnNative::Exit => OnNative::Exit,
+            },
+            command: args.command,
+        }),
+    };
+    (side, log)
 }

@@ -6,11 +6,12 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::engine::Report;
+use crate::error::Failure;
 use crate::plan::{Mode, Plan};
 use crate::target::Target;
 
 /// One `<target>: <reason>` line per target that missed its goal.
-pub fn failures(plan: &Plan, report: &Report) -> Vec<String> {
+pub fn failures(plan: &Plan, report: &Report<Failure>) -> Vec<String> {
     plan.targets
         .iter()
         .zip(&report.targets)
@@ -18,14 +19,13 @@ pub fn failures(plan: &Plan, report: &Report) -> Vec<String> {
         .filter(|(_, (_, outcome))| !outcome.ready)
         .map(|(index, (target, outcome))| {
             let reason = outcome
-                .last_error
-                .as_deref()
-                .unwrap_or("no answer before the deadline");
+                .reason()
+                .unwrap_or_else(|| "no answer before the deadline".into());
             let hint = match plan.may_be_the_command(index) {
                 true => format!(" ({})", crate::plan::FORGOT_DASHES),
                 false => String::new(),
             };
-            format!("{target}: {}{hint}", crate::redact::one_line(reason))
+            format!("{target}: {}{hint}", crate::redact::one_line(&reason))
         })
         .collect()
 }
@@ -51,7 +51,7 @@ pub fn warn_of_commands(plan: &Plan) {
 
 /// Reports a run that did not become ready: log lines (`wait`) or stdout lines (`probe`), and
 /// the termination log.
-pub fn not_ready(plan: &Plan, report: &Report, elapsed: std::time::Duration) {
+pub fn not_ready(plan: &Plan, report: &Report<Failure>, elapsed: std::time::Duration) {
     let lines = failures(plan, report);
     match plan.mode {
         Mode::Probe => {

@@ -4,8 +4,8 @@ use crate::check::{Check, Context};
 use crate::engine::{self, humanize};
 use crate::exit::Exit;
 use crate::plan::{Mode, Plan};
+use crate::process::signal::Terminations;
 use crate::report;
-use crate::signal::Terminations;
 
 /// Runs a `wait` or `probe` plan to its exit status (or replaces the process with COMMAND).
 pub async fn wait_or_probe(mut plan: Plan) -> Exit {
@@ -70,8 +70,9 @@ async fn ready(plan: &Plan, context: &Context, signals: &mut Terminations) -> Ex
     match &plan.on_exit {
         Some(url) => {
             let timeout = plan.policy.attempt_timeout;
-            crate::supervise::supervise(&plan.command, url, timeout, &context.options).await
+            crate::process::supervise::supervise(&plan.command, url, timeout, &context.options)
+                .await
         }
-        None => crate::exec::exec(&plan.command),
+        None => crate::process::exec::exec(&plan.command),
     }
 }

@@ -9,6 +9,8 @@ use hyper::Uri;
 use crate::redact::quoted;
 
 // By path, so that the fuzz crate, which includes this file by path too, finds them.
+#[path = "target/k8s.rs"]
+pub mod k8s;
 #[path = "target/locality.rs"]
 pub mod locality;
 #[path = "target/service.rs"]
@@ -102,7 +104,7 @@ pub enum Kind {
     /// Ready when the name resolves.
     Dns(String),
     /// Ready when the Kubernetes object is (a Job complete, a pod ready…).
-    K8s(crate::check::k8s::K8sTarget),
+    K8s(k8s::K8sTarget),
 }
 
 /// One parsed target: its kind, and how to name it in output (credentials hidden).
@@ -149,7 +151,7 @@ fn parse_kind(text: &str) -> Result<Target, String> {
             "unix" => Kind::Unix(parse_file_url(rest)?),
             "grpc" => Kind::Grpc(parse_grpc(rest, false)?),
             "grpcs" => Kind::Grpc(parse_grpc(rest, true)?),
-            "k8s" => Kind::K8s(crate::check::k8s::parse(rest)?),
+            "k8s" => Kind::K8s(k8s::parse(rest)?),
             other => match service::parse(other, rest) {
                 Some(kind) => kind?,
                 None => {

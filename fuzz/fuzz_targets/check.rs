@@ -3,8 +3,6 @@
 
 #[path = "check_http.rs"]
 pub mod http;
-#[path = "check_k8s.rs"]
-pub mod k8s;
 
 #[allow(unused_imports)]
 pub use http::redirect::Redirects;

@@ -1,7 +1,7 @@
 //! readygate's self-contained parser modules, included by path: the crate is a binary, and these
 //! modules only name each other (as `crate::…`) and their own dependencies.
 
-#[path = "../../src/cli.rs"]
+#[path = "../../src/cli/args.rs"]
 pub mod cli;
 #[path = "../../src/duration.rs"]
 pub mod duration;
@@ -17,7 +17,7 @@ pub mod redact;
 pub mod status;
 #[path = "../../src/target.rs"]
 pub mod target;
-/// The parts of `check` the parsers name: `k8s://` targets, HTTP requests and redirects.
+/// The parts of `check` the parsers name: HTTP requests and redirects.
 #[path = "check.rs"]
 pub mod check;
 

@@ -3,10 +3,10 @@
 
 use super::answer::Exchange;
 use super::Context;
-use crate::engine::Reason;
+use crate::error::Failure;
+use crate::net::tls::{self, Alpn};
+use crate::net::transport;
 use crate::target::AmqpTarget;
-use crate::tls::{self, Alpn};
-use crate::transport;
 
 /// The protocol header of AMQP 0-9-1.
 const HEADER: &[u8] = b"AMQP\x00\x00\x09\x01";
@@ -18,10 +18,10 @@ const METHOD_ON_CHANNEL_0: &[u8] = &[1, 0, 0];
 const CONNECTION_START: &[u8] = &[0, 10, 0, 10];
 
 /// One attempt: send the header, read the first frame's header and method.
-pub async fn check(amqp: &AmqpTarget, context: &Context) -> Result<(), Reason> {
+pub async fn check(amqp: &AmqpTarget, context: &Context) -> Result<(), Failure> {
     let stream = transport::open(&amqp.endpoint, None).await?;
     let stream = match amqp.tls {
-        true => tls::connect(stream, &amqp.endpoint.host, Alpn::None, context).await?,
+        true => tls::connect(stream, &amqp.endpoint.host, Alpn::None, context.tls()?).await?,
         false => stream,
     };
     let mut exchange = Exchange::new(stream, "AMQP 0-9-1");

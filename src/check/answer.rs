@@ -4,9 +4,10 @@
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::engine::Reason;
+use crate::error::describe_io;
+use crate::error::Failure;
+use crate::net::transport::BoxedIo;
 use crate::redact::{one_line, quoted};
-use crate::transport::{describe_io, BoxedIo};
 
 /// The most bytes read from a server in one attempt, unless a check says otherwise: every
 /// readiness answer fits with room to spare.
@@ -45,24 +46,24 @@ impl Exchange {
     }
 
     /// Sends the request.
-    pub async fn send(&mut self, request: &[u8]) -> Result<(), Reason> {
+    pub async fn send(&mut self, request: &[u8]) -> Result<(), Failure> {
         self.stream.write_all(request).await.map_err(|err| {
-            format!(
+            Failure::Protocol(format!(
                 "{} while sending (not {} server?)",
                 describe_io(&err),
                 article(self.protocol)
-            )
+            ))
         })
     }
 
     /// Reads more, up to the cap; `Ok(false)` at the end of the stream.
-    async fn fill(&mut self) -> Result<bool, Reason> {
+    async fn fill(&mut self) -> Result<bool, Failure> {
         if self.buffer.len() >= self.limit {
-            return Err(format!(
+            return Err(Failure::Protocol(format!(
                 "not {} answer: more than {} bytes",
                 article(self.protocol),
                 self.limit
-            ));
+            )));
         }
         let mut chunk = [0; 1024];
         let room = chunk.len().min(self.limit - self.buffer.len());
@@ -72,12 +73,12 @@ impl Exchange {
                 self.buffer.extend_from_slice(&chunk[..n]);
                 Ok(true)
             }
-            Err(err) => Err(describe_io(&err)),
+            Err(err) => Err(Failure::Protocol(describe_io(&err))),
         }
     }
 
     /// The next `n` bytes.
-    pub async fn exact(&mut self, n: usize) -> Result<Vec<u8>, Reason> {
+    pub async fn exact(&mut self, n: usize) -> Result<Vec<u8>, Failure> {
         while self.buffer.len() < n {
             if !self.fill().await? {
                 return Err(self.closed());
@@ -87,7 +88,7 @@ impl Exchange {
     }
 
     /// The next line, without its `\r\n` (or `\n`).
-    pub async fn line(&mut self) -> Result<Vec<u8>, Reason> {
+    pub async fn line(&mut self) -> Result<Vec<u8>, Failure> {
         let mut searched = 0;
         loop {
             if let Some(at) = self.buffer[searched..].iter().position(|&b| b == b'\n') {
@@ -106,37 +107,37 @@ impl Exchange {
     }
 
     /// Everything until the server closes the connection (at most the cap).
-    pub async fn until_closed(&mut self) -> Result<Vec<u8>, Reason> {
+    pub async fn until_closed(&mut self) -> Result<Vec<u8>, Failure> {
         while self.fill().await? {}
         Ok(std::mem::take(&mut self.buffer))
     }
 
     /// The reason for a connection closed before the answer was whole.
-    fn closed(&self) -> Reason {
+    fn closed(&self) -> Failure {
         if self.buffer.is_empty() {
-            format!(
+            Failure::Protocol(format!(
                 "connection closed without an answer (not {} server?)",
                 article(self.protocol)
-            )
+            ))
         } else {
             self.unexpected(&self.buffer)
         }
     }
 
     /// The reason for an answer this protocol does not give, quoting its start.
-    pub fn unexpected(&self, answer: &[u8]) -> Reason {
+    pub fn unexpected(&self, answer: &[u8]) -> Failure {
         unexpected(self.protocol, answer)
     }
 }
 
 /// `not a Redis answer: "HTTP/1.1 400 Bad Request"`: the start of what came instead.
-pub fn unexpected(protocol: &str, answer: &[u8]) -> Reason {
+pub fn unexpected(protocol: &str, answer: &[u8]) -> Failure {
     let start = &answer[..answer.len().min(QUOTED)];
-    format!(
+    Failure::Protocol(format!(
         "not {} answer: {}",
         article(protocol),
         quoted(&String::from_utf8_lossy(start))
-    )
+    ))
 }
 
 /// `a Redis`, `an AMQP 0-9-1`.
@@ -172,7 +173,7 @@ mod tests {
         assert_eq!(exchange.line().await.unwrap(), b"+PONG");
         assert_eq!(
             exchange.line().await.unwrap_err(),
-            "not a Redis answer: \"rest\""
+            Failure::from("not a Redis answer: \"rest\"")
         );
     }
 
@@ -181,7 +182,7 @@ mod tests {
         let mut exchange = answered(&[b'x'; 100], 10).await;
         assert_eq!(
             exchange.line().await.unwrap_err(),
-            "not a Redis answer: more than 10 bytes"
+            Failure::from("not a Redis answer: more than 10 bytes")
         );
         let mut exchange = answered(&[b'x'; 100], 10).await;
         assert!(exchange.until_closed().await.is_err());
@@ -192,16 +193,16 @@ mod tests {
         let mut exchange = answered(b"", MAX_ANSWER).await;
         assert_eq!(
             exchange.exact(4).await.unwrap_err(),
-            "connection closed without an answer (not a Redis server?)"
+            Failure::from("connection closed without an answer (not a Redis server?)")
         );
         let mut exchange = answered(b"ab", MAX_ANSWER).await;
         assert_eq!(
             exchange.exact(4).await.unwrap_err(),
-            "not a Redis answer: \"ab\""
+            Failure::from("not a Redis answer: \"ab\"")
         );
         assert_eq!(
             unexpected("AMQP 0-9-1", b"\x01\x00"),
-            "not an AMQP 0-9-1 answer: \"\\u{1}\\0\""
+            Failure::from("not an AMQP 0-9-1 answer: \"\\u{1}\\0\"")
         );
     }
 }

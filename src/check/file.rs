@@ -13,9 +13,9 @@ use std::sync::{Arc, Mutex};
 use ::inotify::{WatchDescriptor, WatchMask};
 use tokio::sync::Notify;
 
-use crate::engine::Reason;
+use crate::error::describe_io;
+use crate::error::Failure;
 use crate::matcher::{Matcher, MAX_BODY};
-use crate::transport::describe_io;
 use inotify::Hub;
 
 use super::offload::Lane;
@@ -24,7 +24,7 @@ mod inotify;
 
 /// One attempt: does the path exist (following symlinks, as a ConfigMap mount needs), and
 /// does its content match?
-pub fn check(path: &Path, matcher: Option<&Matcher>) -> Result<(), Reason> {
+pub fn check(path: &Path, matcher: Option<&Matcher>) -> Result<(), Failure> {
     let metadata = std::fs::metadata(path).map_err(|e| describe_io(&e))?;
     let Some(matcher) = matcher else {
         return Ok(());
@@ -40,7 +40,7 @@ pub fn check(path: &Path, matcher: Option<&Matcher>) -> Result<(), Reason> {
     if matcher.is_match(&content) {
         Ok(())
     } else {
-        Err(matcher.failure("content"))
+        Err(Failure::Mismatch(matcher.failure("content")))
     }
 }
 

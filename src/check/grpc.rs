@@ -10,11 +10,13 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
 use super::Context;
-use crate::engine::{waiting_for, Reason};
+use crate::engine::waiting_for;
+use crate::error::describe_error;
+use crate::error::Failure;
 use crate::header::Header;
+use crate::net::tls::{self, Alpn};
+use crate::net::transport;
 use crate::target::GrpcTarget;
-use crate::tls::{self, Alpn};
-use crate::transport::{self, describe_error};
 
 use wire::ServingStatus;
 
@@ -46,12 +48,12 @@ const CODES: [&str; 17] = [
 ];
 
 /// One attempt: ask the health service about the target's service over a fresh connection.
-pub async fn check(target: &GrpcTarget, context: &Context) -> Result<(), Reason> {
+pub async fn check(target: &GrpcTarget, context: &Context) -> Result<(), Failure> {
     let unix_socket = context.options.unix_socket.as_deref();
     let stream = transport::open(&target.endpoint, unix_socket).await?;
     let stream = if target.tls {
         waiting_for("TLS handshake not complete");
-        tls::connect(stream, &target.endpoint.host, Alpn::H2, context).await?
+        tls::connect(stream, &target.endpoint.host, Alpn::H2, context.tls()?).await?
     } else {
         stream
     };
@@ -82,7 +84,7 @@ pub async fn check(target: &GrpcTarget, context: &Context) -> Result<(), Reason>
 
 /// The health check call; `-H` headers become its metadata (an `authorization` token, a
 /// tenant), as they do with grpcurl's `-H`.
-fn request(target: &GrpcTarget, metadata: &[Header]) -> Result<Request<Full<Bytes>>, Reason> {
+fn request(target: &GrpcTarget, metadata: &[Header]) -> Result<Request<Full<Bytes>>, String> {
     let scheme = if target.tls { "https" } else { "http" };
     let mut request = Request::builder()
         .method(Method::POST)
@@ -126,14 +128,14 @@ fn is_metadata(name: &HeaderName) -> bool {
 }
 
 /// Reads the answer: the serving status when the call succeeded, else why it did not.
-async fn judge(response: Response<Incoming>) -> Result<(), Reason> {
+async fn judge(response: Response<Incoming>) -> Result<(), Failure> {
     let status = response.status();
     let (head, mut body) = response.into_parts();
     if status != StatusCode::OK {
-        return Err(format!(
+        return Err(Failure::Protocol(format!(
             "HTTP status {} (not a gRPC server?)",
             status.as_u16()
-        ));
+        )));
     }
     let mut message = Vec::new();
     let mut trailers = None;
@@ -153,15 +155,17 @@ async fn judge(response: Response<Incoming>) -> Result<(), Reason> {
     let ending = trailers.as_ref().unwrap_or(&head.headers);
     match grpc_status(ending) {
         None => Err(match head.headers.get(CONTENT_TYPE) {
-            Some(kind) if !kind.as_bytes().starts_with(b"application/grpc") => format!(
-                "not a gRPC answer (content-type {})",
-                String::from_utf8_lossy(kind.as_bytes())
-            ),
+            Some(kind) if !kind.as_bytes().starts_with(b"application/grpc") => {
+                Failure::Protocol(format!(
+                    "not a gRPC answer (content-type {})",
+                    String::from_utf8_lossy(kind.as_bytes())
+                ))
+            }
             _ => "no grpc-status in the answer".into(),
         }),
         Some(0) => match wire::decode_response(&message)? {
             ServingStatus::Serving => Ok(()),
-            other => Err(other.name()),
+            other => Err(Failure::Protocol(other.name())),
         },
         Some(code) => Err(failed_call(code, ending)),
     }
@@ -180,7 +184,7 @@ fn grpc_status(headers: &HeaderMap) -> Option<u32> {
 
 /// A call that ended with a non-zero status. `NOT_FOUND` is how `Check` says the service is
 /// unknown (the health protocol's `SERVICE_UNKNOWN`), so it is named so.
-fn failed_call(code: u32, headers: &HeaderMap) -> Reason {
+fn failed_call(code: u32, headers: &HeaderMap) -> Failure {
     let name = CODES.get(code as usize).copied().unwrap_or("UNKNOWN_CODE");
     let message = headers
         .get("grpc-message")
@@ -191,9 +195,9 @@ fn failed_call(code: u32, headers: &HeaderMap) -> Reason {
         None => format!("grpc-status {code} {name}"),
     };
     if code == 5 {
-        format!("SERVICE_UNKNOWN ({status})")
+        Failure::Protocol(format!("SERVICE_UNKNOWN ({status})"))
     } else {
-        status
+        Failure::Protocol(status)
     }
 }
 
@@ -203,8 +207,8 @@ fn percent_decode(text: &[u8]) -> String {
 }
 
 /// A failure below the gRPC call (connection, HTTP/2), named as such.
-fn transport_error(err: &hyper::Error) -> Reason {
-    format!("gRPC transport: {}", describe_error(err))
+fn transport_error(err: &hyper::Error) -> Failure {
+    Failure::Protocol(format!("gRPC transport: {}", describe_error(err)))
 }
 
 #[cfg(test)]
@@ -226,19 +230,19 @@ mod tests {
                 12,
                 &headers(&[("grpc-message", "unknown service grpc.health.v1.Health")])
             ),
-            "grpc-status 12 UNIMPLEMENTED: unknown service grpc.health.v1.Health"
+            Failure::from("grpc-status 12 UNIMPLEMENTED: unknown service grpc.health.v1.Health")
         );
         assert_eq!(
             failed_call(5, &headers(&[("grpc-message", "unknown%20service")])),
-            "SERVICE_UNKNOWN (grpc-status 5 NOT_FOUND: unknown service)"
+            Failure::from("SERVICE_UNKNOWN (grpc-status 5 NOT_FOUND: unknown service)")
         );
         assert_eq!(
             failed_call(14, &HeaderMap::new()),
-            "grpc-status 14 UNAVAILABLE"
+            Failure::from("grpc-status 14 UNAVAILABLE")
         );
         assert_eq!(
             failed_call(99, &HeaderMap::new()),
-            "grpc-status 99 UNKNOWN_CODE"
+            Failure::from("grpc-status 99 UNKNOWN_CODE")
         );
     }
 

@@ -16,10 +16,12 @@ use hyper_util::rt::TokioIo;
 
 use super::offload::Lane;
 use super::{Context, HttpMethod};
-use crate::engine::{waiting_for, Reason};
+use crate::engine::waiting_for;
+use crate::error::describe_error;
+use crate::error::Failure;
 use crate::matcher::{Matcher, MAX_BODY};
+use crate::net::transport::{self, BoxedIo};
 use crate::target::HttpTarget;
-use crate::transport::{self, describe_error, BoxedIo};
 
 use redirect::Redirect;
 use request::Carry;
@@ -30,7 +32,7 @@ pub use request::AGENT;
 const STATUS_BODY: usize = 10 * 1024;
 
 /// One attempt: request, following same-host redirects, then judge status and body.
-pub async fn check(target: &HttpTarget, context: &Context, lane: &Lane) -> Result<(), Reason> {
+pub async fn check(target: &HttpTarget, context: &Context, lane: &Lane) -> Result<(), Failure> {
     let options = &context.options;
     let mut redirected: Option<HttpTarget> = None;
     let mut carry = Carry::ALL;
@@ -59,12 +61,12 @@ pub async fn check(target: &HttpTarget, context: &Context, lane: &Lane) -> Resul
                 return if lane.run(move || judge.is_match(&body)).await? {
                     Ok(())
                 } else {
-                    Err(matcher.failure("body"))
+                    Err(Failure::Mismatch(matcher.failure("body")))
                 };
             }
         }
     }
-    Err(format!("stopped after {most} redirects"))
+    Err(Failure::Protocol(format!("stopped after {most} redirects")))
 }
 
 /// Same scheme, host and port.
@@ -92,7 +94,7 @@ async fn answer<'a>(
     current: &HttpTarget,
     response: Response<Incoming>,
     options: &'a super::Options,
-) -> Result<Step<'a>, Reason> {
+) -> Result<Step<'a>, Failure> {
     let status = response.status();
     if let Redirect::Follow { next, absolute } = redirect::next(
         current,
@@ -107,7 +109,7 @@ async fn answer<'a>(
         if let Some(wait) = retry_after::requested(status, response.headers(), now) {
             crate::engine::retry_not_before(wait);
         }
-        return Err(format!("status {}", status.as_u16()));
+        return Err(Failure::Status(status.as_u16()));
     }
     match &options.matcher {
         Some(matcher) if options.method == HttpMethod::Get => Ok(Step::Body(
@@ -124,7 +126,7 @@ async fn answer<'a>(
 
 /// One request with the context's method over a fresh connection, no redirect followed and
 /// no body read: the status it got. For `--on-exit`'s POST, which is a notice, not a check.
-pub async fn send(target: &HttpTarget, context: &Context) -> Result<StatusCode, Reason> {
+pub async fn send(target: &HttpTarget, context: &Context) -> Result<StatusCode, Failure> {
     exchange(target, context, Carry::ALL, |response| async move {
         Ok(response.status())
     })
@@ -137,10 +139,10 @@ async fn exchange<T, F, J>(
     context: &Context,
     carry: Carry,
     judge: J,
-) -> Result<T, Reason>
+) -> Result<T, Failure>
 where
     J: FnOnce(Response<Incoming>) -> F,
-    F: Future<Output = Result<T, Reason>>,
+    F: Future<Output = Result<T, Failure>>,
 {
     let options = &context.options;
     let method = match options.method {
@@ -152,11 +154,11 @@ where
     let stream = transport::open(&target.endpoint, options.unix_socket.as_deref()).await?;
     let stream = if target.tls {
         waiting_for("TLS handshake not complete");
-        crate::tls::connect(
+        crate::net::tls::connect(
             stream,
             &target.endpoint.host,
-            crate::tls::Alpn::Http1,
-            context,
+            crate::net::tls::Alpn::Http1,
+            context.tls()?,
         )
         .await?
     } else {
@@ -172,10 +174,10 @@ pub async fn roundtrip<T, F, J>(
     stream: BoxedIo,
     mut request: Request<Empty<Bytes>>,
     judge: J,
-) -> Result<T, Reason>
+) -> Result<T, Failure>
 where
     J: FnOnce(Response<Incoming>) -> F,
-    F: Future<Output = Result<T, Reason>>,
+    F: Future<Output = Result<T, Failure>>,
 {
     let informational = informational::Guard::attach(&mut request);
     waiting_for("no response");
@@ -200,12 +202,12 @@ where
         // body's end, or the error) to the request and its body, so the exchange finishes
         // from what it was given, as it did when a spawned task drove the connection.
         _ = connection => exchange.await,
-        () = informational.tripped() => Err(informational.reason()),
+        () = informational.tripped() => Err(Failure::Protocol(informational.reason())),
     }
 }
 
 /// Reads at most `most` bytes of the body; a longer body is cut, never read to its end.
-pub async fn read_body(mut body: Incoming, most: usize) -> Result<Vec<u8>, Reason> {
+pub async fn read_body(mut body: Incoming, most: usize) -> Result<Vec<u8>, Failure> {
     let mut collected = Vec::new();
     while collected.len() < most {
         match body.frame().await {
@@ -215,7 +217,12 @@ pub async fn read_body(mut body: Incoming, most: usize) -> Result<Vec<u8>, Reaso
                     collected.extend_from_slice(&data[..data.len().min(room)]);
                 }
             }
-            Some(Err(e)) => return Err(format!("reading body: {}", describe_error(&e))),
+            Some(Err(e)) => {
+                return Err(Failure::Protocol(format!(
+                    "reading body: {}",
+                    describe_error(&e)
+                )))
+            }
             None => break,
         }
     }

@@ -23,8 +23,8 @@ use std::sync::{Arc, OnceLock};
 
 pub use http::redirect::Redirects;
 
-use crate::cli::Method;
-use crate::engine::{Condition, Miss, NoWatch, Reason, Watch};
+use crate::engine::{Condition, Miss, NoWatch, Watch};
+use crate::error::Failure;
 use crate::header::Header;
 use crate::matcher::Matcher;
 use crate::status::StatusRanges;
@@ -46,9 +46,9 @@ pub struct Options {
     /// Accept any TLS certificate.
     pub insecure: bool,
     /// Extra trusted roots: the certificates of `--cacert`, read and checked by the plan.
-    pub cacert: Vec<crate::tls::Certificate>,
+    pub cacert: Vec<crate::net::tls::Certificate>,
     /// `--cert`/`--key`: the client certificate to offer, read and checked by the plan.
-    pub client_cert: Option<crate::tls::Identity>,
+    pub client_cert: Option<crate::net::tls::Identity>,
     /// `--tls-server-name`: the TLS name to use instead of the URL's host.
     pub tls_server_name: Option<rustls::pki_types::ServerName<'static>>,
     /// The pod's API server and credentials, found by the plan when a `k8s://` target needs them.
@@ -69,22 +69,13 @@ pub enum HttpMethod {
     Post,
 }
 
-impl From<Method> for HttpMethod {
-    fn from(method: Method) -> Self {
-        match method {
-            Method::Get => HttpMethod::Get,
-            Method::Head => HttpMethod::Head,
-        }
-    }
-}
-
 /// State shared by all checks of one run: the options, and what is set up lazily for them.
 #[derive(Debug)]
 pub struct Context {
     /// The validated options.
     pub options: Options,
     /// TLS client settings, made on the first `https://` or `grpcs://` attempt.
-    tls: OnceLock<Result<crate::tls::Clients, Reason>>,
+    tls: OnceLock<Result<crate::net::tls::Clients, Failure>>,
 }
 
 impl Context {
@@ -97,9 +88,17 @@ impl Context {
     }
 
     /// The TLS client settings, made once (the roots are parsed on first use only).
-    pub fn tls(&self) -> Result<&crate::tls::Clients, Reason> {
+    pub fn tls(&self) -> Result<&crate::net::tls::Clients, Failure> {
         self.tls
-            .get_or_init(|| crate::tls::Clients::new(&self.options))
+            .get_or_init(|| {
+                let options = &self.options;
+                crate::net::tls::Clients::new(
+                    options.insecure,
+                    &options.cacert,
+                    options.client_cert.as_ref(),
+                    options.tls_server_name.clone(),
+                )
+            })
             .as_ref()
             .map_err(Clone::clone)
     }
@@ -155,6 +154,7 @@ impl Check {
 
 impl Condition for Check {
     type Watch = CheckWatch;
+    type Failure = Failure;
 
     fn watch(&self) -> CheckWatch {
         match &self.target.kind {
@@ -166,7 +166,20 @@ impl Condition for Check {
         }
     }
 
-    async fn attempt(&self) -> Result<(), Miss> {
+    async fn attempt(&self) -> Result<(), Miss<Failure>> {
+        self.attempt_kind().await.map_err(|miss| {
+            let name = self.target.to_string();
+            match miss {
+                Miss::NotYet(failure) => Miss::NotYet(failure.for_target(&name)),
+                Miss::Never(failure) => Miss::Never(failure.for_target(&name)),
+            }
+        })
+    }
+}
+
+impl Check {
+    /// One attempt by the target's kind.
+    async fn attempt_kind(&self) -> Result<(), Miss<Failure>> {
         let outcome = match &self.target.kind {
             Kind::Tcp(endpoint) => tcp::check(endpoint).await,
             Kind::Http(target) => http::check(target, &self.context, &self.lane).await,
@@ -188,7 +201,8 @@ impl Condition for Check {
             Kind::Dns(name) => dns::check(name).await,
             Kind::K8s(target) => {
                 let cluster = self.context.options.k8s.as_ref();
-                let cluster = cluster.ok_or("no in-cluster config for k8s://".to_string())?;
+                let cluster =
+                    cluster.ok_or(Failure::Protocol("no in-cluster config for k8s://".into()))?;
                 return k8s::check(target, cluster).await;
             }
         };
@@ -228,12 +242,18 @@ mod tests {
         };
         let names = ["hung".to_string(), "ready".to_string()];
         let started = std::time::Instant::now();
-        let schedules = [crate::plan::LOCAL; 2];
+        let local = engine::Schedule {
+            label: "local",
+            first: Duration::from_millis(10),
+            max: Duration::from_millis(100),
+            growth: (2, 1),
+        };
+        let schedules = [local; 2];
         let report = engine::run(vec![stuck, fine], &names, &schedules, &policy).await;
         let took = started.elapsed();
         assert!(!report.ready);
         assert!(report.targets[1].ready, "{report:?}");
-        let reason = report.targets[0].last_error.as_deref().unwrap_or_default();
+        let reason = report.targets[0].reason().unwrap_or_default();
         assert!(reason.starts_with("no answer within"), "{reason}");
         assert!(
             took >= Duration::from_millis(800) && took < Duration::from_secs(3),

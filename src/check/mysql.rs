@@ -2,9 +2,9 @@
 //! connections; an ERR packet instead (too many connections, host blocked) is the reason.
 
 use super::answer::{server_text, Exchange};
-use crate::engine::Reason;
+use crate::error::Failure;
+use crate::net::transport::connect_tcp;
 use crate::target::Endpoint;
-use crate::transport::connect_tcp;
 
 /// The first byte of a HandshakeV10 payload: protocol version 10.
 const HANDSHAKE_V10: u8 = 0x0a;
@@ -13,7 +13,7 @@ const HANDSHAKE_V10: u8 = 0x0a;
 const ERR: u8 = 0xff;
 
 /// One attempt: read the greeting packet.
-pub async fn check(endpoint: &Endpoint) -> Result<(), Reason> {
+pub async fn check(endpoint: &Endpoint) -> Result<(), Failure> {
     let stream = connect_tcp(endpoint).await?;
     let mut exchange = Exchange::new(Box::new(stream), "MySQL");
     // A packet: a 3-byte little-endian length and a sequence number, then the payload.
@@ -32,13 +32,13 @@ pub async fn check(endpoint: &Endpoint) -> Result<(), Reason> {
 }
 
 /// `Too many connections (error 1040)` from an ERR payload: code, optional SQL state, message.
-fn describe_err(payload: &[u8]) -> Reason {
+fn describe_err(payload: &[u8]) -> Failure {
     let code = u16::from_le_bytes([payload[1], payload[2]]);
     let mut message = &payload[3..];
     if message.first() == Some(&b'#') && message.len() >= 6 {
         message = &message[6..];
     }
-    format!("{} (error {code})", server_text(message))
+    Failure::Protocol(format!("{} (error {code})", server_text(message)))
 }
 
 #[cfg(test)]
@@ -49,11 +49,11 @@ mod tests {
     fn err_packets_say_code_and_message() {
         assert_eq!(
             describe_err(b"\xff\x10\x04Too many connections"),
-            "Too many connections (error 1040)"
+            Failure::from("Too many connections (error 1040)")
         );
         assert_eq!(
             describe_err(b"\xff\x69\x04#HY000Host 'x' is blocked\n"),
-            "Host 'x' is blocked (error 1129)"
+            Failure::from("Host 'x' is blocked (error 1129)")
         );
     }
 }

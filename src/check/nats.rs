@@ -2,15 +2,15 @@
 //! mode (`"ldm":true`: the server is draining its clients to shut down).
 
 use super::answer::{server_text, Exchange};
-use crate::engine::Reason;
+use crate::error::Failure;
+use crate::net::transport::connect_tcp;
 use crate::target::Endpoint;
-use crate::transport::connect_tcp;
 
 /// `INFO` lists a cluster's client URLs, so it may be longer than most answers.
 const MAX_INFO: usize = 16 * 1024;
 
 /// One attempt: read the `INFO` line.
-pub async fn check(endpoint: &Endpoint) -> Result<(), Reason> {
+pub async fn check(endpoint: &Endpoint) -> Result<(), Failure> {
     let stream = connect_tcp(endpoint).await?;
     let mut exchange = Exchange::new(Box::new(stream), "NATS").with_limit(MAX_INFO);
     let line = exchange.line().await?;
@@ -20,7 +20,7 @@ pub async fn check(endpoint: &Endpoint) -> Result<(), Reason> {
         }
         Ok(())
     } else if line.starts_with(b"-ERR ") {
-        Err(server_text(&line[1..]))
+        Err(Failure::Protocol(server_text(&line[1..])))
     } else {
         Err(exchange.unexpected(&line))
     }

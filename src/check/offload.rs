@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 
-use crate::engine::Reason;
+use crate::error::Failure;
 
 /// One target's lane for blocking work.
 #[derive(Debug, Clone)]
@@ -30,7 +30,7 @@ impl Lane {
     pub async fn run<T: Send + 'static>(
         &self,
         job: impl FnOnce() -> T + Send + 'static,
-    ) -> Result<T, Reason> {
+    ) -> Result<T, Failure> {
         let permit = self.0.clone().acquire_owned().await.map_err(|_| closed())?;
         let (sender, receiver) = oneshot::channel();
         detach(permit, move || {
@@ -38,7 +38,7 @@ impl Lane {
         })?;
         receiver
             .await
-            .map_err(|_| "internal error: the check stopped without a result".to_string())
+            .map_err(|_| Failure::Io("internal error: the check stopped without a result".into()))
     }
 
     /// Queues `job` in the lane without waiting for it: at once if the lane is free, so that
@@ -61,7 +61,10 @@ impl Lane {
 }
 
 /// Runs `job` on a new thread that holds the lane's permit until the job ends.
-fn detach(permit: OwnedSemaphorePermit, job: impl FnOnce() + Send + 'static) -> Result<(), Reason> {
+fn detach(
+    permit: OwnedSemaphorePermit,
+    job: impl FnOnce() + Send + 'static,
+) -> Result<(), Failure> {
     std::thread::Builder::new()
         .name("readygate-check".into())
         .spawn(move || {
@@ -70,15 +73,15 @@ fn detach(permit: OwnedSemaphorePermit, job: impl FnOnce() + Send + 'static) -> 
         })
         .map(drop)
         .map_err(|e| {
-            format!(
+            Failure::Io(format!(
                 "cannot start a thread: {}",
-                crate::transport::describe_io(&e)
-            )
+                crate::error::describe_io(&e)
+            ))
         })
 }
 
-fn closed() -> Reason {
-    "internal error: the work lane is closed".to_string()
+fn closed() -> Failure {
+    Failure::Io("internal error: the work lane is closed".to_string())
 }
 
 #[cfg(test)]

@@ -4,9 +4,9 @@
 //! up, in recovery without hot standby, shutting down) is the one answer that is not ready.
 
 use super::answer::{server_text, Exchange};
-use crate::engine::Reason;
+use crate::error::Failure;
+use crate::net::transport::connect_tcp;
 use crate::target::PostgresTarget;
-use crate::transport::connect_tcp;
 
 /// Protocol version 3.0, as the StartupMessage says it.
 const PROTOCOL_3_0: u32 = 3 << 16;
@@ -15,7 +15,7 @@ const PROTOCOL_3_0: u32 = 3 << 16;
 const CANNOT_CONNECT_NOW: &str = "57P03";
 
 /// One attempt: send the StartupMessage and read the first message back.
-pub async fn check(target: &PostgresTarget) -> Result<(), Reason> {
+pub async fn check(target: &PostgresTarget) -> Result<(), Failure> {
     let stream = connect_tcp(&target.endpoint).await?;
     let mut exchange = Exchange::new(Box::new(stream), "PostgreSQL");
     exchange.send(&startup_message(target)).await?;
@@ -60,7 +60,7 @@ fn startup_message(target: &PostgresTarget) -> Vec<u8> {
 
 /// An ErrorResponse's fields: 57P03 is not ready (its message and detail the reason), any
 /// other error comes from a server that is up.
-fn judge_error(body: &[u8]) -> Result<(), Reason> {
+fn judge_error(body: &[u8]) -> Result<(), Failure> {
     let (mut code, mut message, mut detail) = (None, None, None);
     for field in body.split(|&b| b == 0) {
         match field.split_first() {
@@ -80,7 +80,7 @@ fn judge_error(body: &[u8]) -> Result<(), Reason> {
         reason.push_str(": ");
         reason.push_str(&server_text(detail));
     }
-    Err(format!("{reason} ({code})"))
+    Err(Failure::Protocol(format!("{reason} ({code})")))
 }
 
 #[cfg(test)]
@@ -112,18 +112,18 @@ mod tests {
         let starting = b"SFATAL\0VFATAL\0C57P03\0Mthe database system is starting up\0\0";
         assert_eq!(
             judge_error(starting).unwrap_err(),
-            "the database system is starting up (57P03)"
+            Failure::from("the database system is starting up (57P03)")
         );
         let standby = b"C57P03\0Mthe database system is not accepting connections\0DHot standby mode is disabled.\0\0";
         assert_eq!(
             judge_error(standby).unwrap_err(),
-            "the database system is not accepting connections: Hot standby mode is disabled. (57P03)"
+            Failure::from("the database system is not accepting connections: Hot standby mode is disabled. (57P03)")
         );
         assert!(judge_error(b"C28000\0Mrole \"x\" does not exist\0\0").is_ok());
         let hostile = b"C57P03\0Mline\nbreak\x1b[31m\0\0";
         assert_eq!(
             judge_error(hostile).unwrap_err(),
-            "line\\nbreak\\u{1b}[31m (57P03)"
+            Failure::from("line\\nbreak\\u{1b}[31m (57P03)")
         );
     }
 }

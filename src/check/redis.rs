@@ -7,10 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::answer::{server_text, Exchange};
 use super::Context;
-use crate::engine::Reason;
+use crate::error::Failure;
+use crate::net::tls::{self, Alpn};
+use crate::net::transport;
 use crate::target::{RedisTarget, Target};
-use crate::tls::{self, Alpn};
-use crate::transport;
 
 /// `PING` as a RESP array.
 const PING: &[u8] = b"*1\r\n$4\r\nPING\r\n";
@@ -19,10 +19,10 @@ const PING: &[u8] = b"*1\r\n$4\r\nPING\r\n";
 static NOAUTH_TOLD: AtomicBool = AtomicBool::new(false);
 
 /// One attempt: `[AUTH …] PING` in one write, then one line per command.
-pub async fn check(redis: &RedisTarget, target: &Target, context: &Context) -> Result<(), Reason> {
+pub async fn check(redis: &RedisTarget, target: &Target, context: &Context) -> Result<(), Failure> {
     let stream = transport::open(&redis.endpoint, None).await?;
     let stream = match redis.tls {
-        true => tls::connect(stream, &redis.endpoint.host, Alpn::None, context).await?,
+        true => tls::connect(stream, &redis.endpoint.host, Alpn::None, context.tls()?).await?,
         false => stream,
     };
     let mut exchange = Exchange::new(stream, "Redis");
@@ -38,7 +38,7 @@ pub async fn check(redis: &RedisTarget, target: &Target, context: &Context) -> R
     if redis.auth.is_some() {
         let line = exchange.line().await?;
         if let Reply::Error(error) = reply(&exchange, &line)? {
-            return Err(format!("AUTH: {error}"));
+            return Err(Failure::Protocol(format!("AUTH: {error}")));
         }
     }
     let line = exchange.line().await?;
@@ -55,7 +55,7 @@ pub async fn check(redis: &RedisTarget, target: &Target, context: &Context) -> R
             }
             Ok(())
         }
-        Reply::Error(error) => Err(error),
+        Reply::Error(error) => Err(Failure::Protocol(error)),
     }
 }
 
@@ -67,7 +67,7 @@ enum Reply<'a> {
     Error(String),
 }
 
-fn reply<'a>(exchange: &Exchange, line: &'a [u8]) -> Result<Reply<'a>, Reason> {
+fn reply<'a>(exchange: &Exchange, line: &'a [u8]) -> Result<Reply<'a>, Failure> {
     match line.split_first() {
         Some((b'+', status)) => Ok(Reply::Status(status)),
         Some((b'-', error)) => Ok(Reply::Error(server_text(error))),

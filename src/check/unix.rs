@@ -2,10 +2,10 @@
 
 use std::path::Path;
 
-use crate::engine::Reason;
-use crate::transport::connect_unix;
+use crate::error::Failure;
+use crate::net::transport::connect_unix;
 
 /// One attempt: connect, then close at once.
-pub async fn check(path: &Path) -> Result<(), Reason> {
+pub async fn check(path: &Path) -> Result<(), Failure> {
     connect_unix(path).await.map(drop)
 }

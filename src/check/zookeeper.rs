@@ -2,12 +2,12 @@
 //! the member's `Mode:` when it serves; a member without a quorum says it is not serving.
 
 use super::answer::{server_text, Exchange};
-use crate::engine::Reason;
+use crate::error::Failure;
+use crate::net::transport::connect_tcp;
 use crate::target::Endpoint;
-use crate::transport::connect_tcp;
 
 /// One attempt: `srvr`, then the answer up to the server's close.
-pub async fn check(endpoint: &Endpoint) -> Result<(), Reason> {
+pub async fn check(endpoint: &Endpoint) -> Result<(), Failure> {
     let stream = connect_tcp(endpoint).await?;
     let mut exchange = Exchange::new(Box::new(stream), "ZooKeeper");
     exchange.send(b"srvr").await?;
@@ -17,7 +17,7 @@ pub async fn check(endpoint: &Endpoint) -> Result<(), Reason> {
     } else if contains(&answer, b"not currently serving requests")
         || contains(&answer, b"is not executed because")
     {
-        Err(server_text(&answer))
+        Err(Failure::Protocol(server_text(&answer)))
     } else if answer.is_empty() {
         Err("connection closed without an answer (not a ZooKeeper server?)".into())
     } else {

@@ -11,9 +11,10 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use crate::check::{Check, CheckWatch, Context, Options, Redirects};
-use crate::engine::{self, Condition, Miss, NoWatch, Policy, Reason};
+use crate::engine::{self, Condition, Miss, NoWatch, Policy};
+use crate::error::Failure;
 use crate::plan::ATTEMPT_TIMEOUT;
-use crate::signal::Terminations;
+use crate::process::signal::Terminations;
 use crate::status::StatusRanges;
 use crate::target::{Kind, Target};
 use args::{parse, usage, Gate, Invocation, SCRIPT_VERSION};
@@ -57,7 +58,7 @@ pub fn main(argv0: &str, args: Vec<OsString>) -> u8 {
     drop(runtime);
     match waited {
         Ok(true) if plan.command.is_empty() => 0,
-        Ok(true) => crate::exec::exec(&plan.command).code(),
+        Ok(true) => crate::process::exec::exec(&plan.command).code(),
         Ok(false) => {
             // Printed even with -q: the script echoes it straight to stderr.
             say!("Operation timed out");
@@ -98,7 +99,7 @@ enum Attempt {
     /// A target readygate checks.
     Check(Box<Check>),
     /// A port or URL no attempt can succeed with.
-    Never(Reason),
+    Never(Failure),
 }
 
 impl Attempt {
@@ -108,14 +109,14 @@ impl Attempt {
         let text = match gate {
             Gate::Tcp { host, port } => match tcp_port(&port) {
                 Some(port) => format!("tcp://{host}:{port}"),
-                None => return Attempt::Never(format!("invalid port {port:?}")),
+                None => return Attempt::Never(Failure::Protocol(format!("invalid port {port:?}"))),
             },
             Gate::Http(url) => url,
         };
         let target = match Target::parse(&text) {
             Ok(target) if matches!(target.kind, Kind::Tcp(_) | Kind::Http(_)) => target,
-            Ok(_) => return Attempt::Never(format!("cannot wait for {text:?}")),
-            Err(reason) => return Attempt::Never(reason),
+            Ok(_) => return Attempt::Never(Failure::Protocol(format!("cannot wait for {text:?}"))),
+            Err(reason) => return Attempt::Never(Failure::Protocol(reason)),
         };
         let options = Options {
             // wget succeeds on a final 2xx only, after following redirects to any host.
@@ -137,6 +138,7 @@ fn tcp_port(port: &str) -> Option<u16> {
 
 impl Condition for Attempt {
     type Watch = CheckWatch;
+    type Failure = Failure;
 
     fn watch(&self) -> CheckWatch {
         match self {
@@ -145,7 +147,7 @@ impl Condition for Attempt {
         }
     }
 
-    async fn attempt(&self) -> Result<(), Miss> {
+    async fn attempt(&self) -> Result<(), Miss<Failure>> {
         match self {
             Attempt::Check(check) => check.attempt().await,
             Attempt::Never(reason) => Err(Miss::NotYet(reason.clone())),

@@ -10,12 +10,13 @@ pub(super) mod args;
 use std::ffi::OsString;
 use std::time::{Duration, Instant};
 
-use crate::engine::{self, Condition, Miss, NoWatch, Policy, Reason};
+use crate::engine::{self, Condition, Miss, NoWatch, Policy};
+use crate::error::Failure;
+use crate::net::transport::connect_tcp;
 use crate::plan::ATTEMPT_TIMEOUT;
+use crate::process::signal::Terminations;
 use crate::redact::{one_line, quoted};
-use crate::signal::Terminations;
 use crate::target::Endpoint;
-use crate::transport::connect_tcp;
 use args::{deadline, endpoint, parse, usage, Deadline, Invocation};
 
 /// The script's status for a bad command line (it exits from `usage`).
@@ -117,7 +118,7 @@ pub fn main(cmdname: &str, args: Vec<OsString>) -> u8 {
         say("strict mode, refusing to execute subprocess".into());
         return status;
     }
-    crate::exec::exec(&plan.command).code()
+    crate::process::exec::exec(&plan.command).code()
 }
 
 /// Retries the port through readygate's engine until it accepts, `limit` passes, or a signal.
@@ -154,19 +155,20 @@ async fn wait(
 
 /// The one port waited for, as the engine retries it: a TCP connection, or the reason no
 /// connection can ever be made.
-struct Port(Result<Endpoint, Reason>);
+struct Port(Result<Endpoint, String>);
 
 impl Condition for Port {
     type Watch = NoWatch;
+    type Failure = Failure;
 
     fn watch(&self) -> NoWatch {
         NoWatch
     }
 
-    async fn attempt(&self) -> Result<(), Miss> {
+    async fn attempt(&self) -> Result<(), Miss<Failure>> {
         match &self.0 {
             Ok(endpoint) => Ok(connect_tcp(endpoint).await.map(drop)?),
-            Err(reason) => Err(Miss::NotYet(reason.clone())),
+            Err(reason) => Err(Miss::NotYet(Failure::Protocol(reason.clone()))),
         }
     }
 }

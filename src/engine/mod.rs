@@ -5,6 +5,7 @@ mod attempt;
 mod schedule;
 mod waiting;
 
+use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -29,22 +30,48 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
 /// How often the "still waiting" line is logged at most.
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 
-/// Why one attempt found a target not ready, in words a person can act on.
-pub type Reason = String;
-
-/// How an attempt missed the goal: for now, or for good.
+/// How an attempt missed the goal, for now or for good, and why (`F`: the condition's own
+/// failure type).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Miss {
+pub enum Miss<F> {
     /// Not ready yet: the engine tries again.
-    NotYet(Reason),
+    NotYet(F),
     /// Never going to be ready (a Job that failed): the engine stops trying this target, and
     /// without `--any` ends the wait at once.
-    Never(Reason),
+    Never(F),
 }
 
-impl From<Reason> for Miss {
-    fn from(reason: Reason) -> Miss {
-        Miss::NotYet(reason)
+impl<F> From<F> for Miss<F> {
+    fn from(failure: F) -> Miss<F> {
+        Miss::NotYet(failure)
+    }
+}
+
+/// Why a target missed its goal, as the engine saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Missed<F> {
+    /// The condition's own failure.
+    Failed(F),
+    /// The attempt had not ended by its bound: what it was waiting for, and for how long.
+    TimedOut {
+        /// `no answer`, `no response`, `body not complete`, ...
+        waiting: &'static str,
+        /// How long the attempt ran.
+        within: Duration,
+    },
+    /// With `--invert`: the target was still ready.
+    StillReady,
+}
+
+impl<F: fmt::Display> fmt::Display for Missed<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Missed::Failed(failure) => failure.fmt(f),
+            Missed::TimedOut { waiting, within } => {
+                write!(f, "{waiting} within {}", humanize(*within))
+            }
+            Missed::StillReady => f.write_str("still ready"),
+        }
     }
 }
 
@@ -53,12 +80,15 @@ pub trait Condition: Send + Sync + 'static {
     /// Notices changes between attempts (file-system events); [`NoWatch`] for most kinds.
     type Watch: Watch;
 
+    /// Why an attempt failed, shown to people through `Display`.
+    type Failure: fmt::Display + fmt::Debug + Clone + Send + 'static;
+
     /// Starts watching for changes, before the first attempt so none is missed.
     fn watch(&self) -> Self::Watch;
 
     /// One attempt; `Err` says why the target is not ready, and whether it ever can be. The
     /// engine bounds its duration.
-    fn attempt(&self) -> impl Future<Output = Result<(), Miss>> + Send;
+    fn attempt(&self) -> impl Future<Output = Result<(), Miss<Self::Failure>>> + Send;
 }
 
 /// A source of "something may have changed, try again now" wake-ups.
@@ -105,36 +135,61 @@ pub struct Policy {
 
 /// How one target ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TargetReport {
+pub struct TargetReport<F> {
     /// Reached its goal (ready, or not ready with `--invert`).
     pub ready: bool,
-    /// The reason of the last attempt that missed the goal, if any.
-    pub last_error: Option<Reason>,
+    /// Why the last attempt that missed the goal missed it, if one did.
+    pub last_error: Option<Missed<F>>,
+}
+
+impl<F: fmt::Display> TargetReport<F> {
+    /// The last miss in words.
+    pub fn reason(&self) -> Option<String> {
+        self.last_error.as_ref().map(ToString::to_string)
+    }
 }
 
 /// How the whole wait ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Report {
+pub struct Report<F> {
     /// The overall goal was met (all targets, or any one with `--any`).
     pub ready: bool,
     /// One entry per target, in the order given.
-    pub targets: Vec<TargetReport>,
+    pub targets: Vec<TargetReport<F>>,
 }
 
 /// What a target's loop tells the engine as it goes.
-#[derive(Debug, Clone, Default)]
-struct Progress {
+#[derive(Debug)]
+struct Progress<F> {
     ready: bool,
-    last_error: Option<Reason>,
-    /// `last_error` only says an attempt timed out: an attempt cut by the deadline may replace
-    /// it, but not a concrete failure such as `connection reset` or `status 503`.
-    last_error_is_timeout: bool,
+    /// An attempt that timed out may be replaced by one cut by the deadline, but not a
+    /// concrete failure such as `connection reset` or `status 503`.
+    last_error: Option<Missed<F>>,
     /// When the attempt now in flight started, if one is.
     in_flight: Option<Instant>,
     /// What the attempt in flight waits for.
     waiting: Waiting,
     /// When the next attempt may start, if the target asked for a wait.
     not_before: Option<Instant>,
+}
+
+impl<F> Default for Progress<F> {
+    fn default() -> Self {
+        Progress {
+            ready: false,
+            last_error: None,
+            in_flight: None,
+            waiting: Waiting::default(),
+            not_before: None,
+        }
+    }
+}
+
+impl<F> Progress<F> {
+    /// Whether the last error may give way to a later timeout: none yet, or a timeout.
+    fn timeout_may_replace(&self) -> bool {
+        matches!(self.last_error, None | Some(Missed::TimedOut { .. }))
+    }
 }
 
 /// How a target loop ended.
@@ -149,15 +204,15 @@ enum End {
 }
 
 /// What a target loop reports to the engine.
-enum Event {
+enum Event<F> {
     /// An attempt starts now.
     Started,
     /// An attempt ended; with the reason when it missed the goal.
-    Ended(Option<Reason>),
-    /// An attempt ran out of time without an answer; the reason says for how long.
-    TimedOut(Reason),
-    /// An attempt was cut by the deadline; the reason says after how long.
-    CutByDeadline(Reason),
+    Ended(Option<Missed<F>>),
+    /// An attempt ran out of its own time without an answer.
+    TimedOut(Missed<F>),
+    /// An attempt was cut by the deadline.
+    CutByDeadline(Missed<F>),
     /// The target asked not to be tried again before then.
     NotBefore(Instant),
 }
@@ -169,7 +224,7 @@ pub async fn run<C: Condition>(
     names: &[String],
     schedules: &[Schedule],
     policy: &Policy,
-) -> Report {
+) -> Report<C::Failure> {
     assert_eq!(conditions.len(), names.len(), "one name per condition");
     assert_eq!(
         conditions.len(),
@@ -180,7 +235,7 @@ pub async fn run<C: Condition>(
     // A deadline the clock cannot represent (hundreds of billions of years) is no deadline.
     let deadline = policy.deadline.and_then(|d| start.checked_add(d));
     // Each its own: a cloned `Progress` would share its `Waiting`.
-    let shared: Arc<Mutex<Vec<Progress>>> = Arc::new(Mutex::new(
+    let shared: Arc<Mutex<Vec<Progress<C::Failure>>>> = Arc::new(Mutex::new(
         conditions.iter().map(|_| Progress::default()).collect(),
     ));
     let mut tasks = JoinSet::new();
@@ -216,20 +271,17 @@ pub async fn run<C: Condition>(
                             progress.in_flight = None;
                             if reason.is_some() {
                                 progress.last_error = reason;
-                                progress.last_error_is_timeout = false;
                             }
                         }
                         Event::CutByDeadline(reason) => {
                             progress.in_flight = None;
-                            if progress.last_error.is_none() || progress.last_error_is_timeout {
+                            if progress.timeout_may_replace() {
                                 progress.last_error = Some(reason);
-                                progress.last_error_is_timeout = true;
                             }
                         }
                         Event::TimedOut(reason) => {
                             progress.in_flight = None;
                             progress.last_error = Some(reason);
-                            progress.last_error_is_timeout = true;
                         }
                     }
                 },
@@ -284,7 +336,7 @@ pub async fn run<C: Condition>(
         }
     };
     tasks.abort_all();
-    let progress = shared.lock().expect("progress lock").clone();
+    let progress = std::mem::take(&mut *shared.lock().expect("progress lock"));
     Report {
         ready: met,
         targets: progress
@@ -306,7 +358,7 @@ async fn target_loop<C: Condition>(
     deadline: Option<Instant>,
     mut backoff: Backoff,
     waiting: &Waiting,
-    mut record: impl FnMut(Event),
+    mut record: impl FnMut(Event<C::Failure>),
 ) -> End {
     // One attempt only (`probe`) has nothing to be woken for: no watch to set up and close.
     let mut watch = (policy.max_attempts != Some(1)).then(|| condition.watch());
@@ -327,14 +379,16 @@ async fn target_loop<C: Condition>(
         let scope = Scope::new(end);
         let attempt = waiting.scope(scope.run(condition.attempt()));
         let (outcome, timed_out) = match timeout_at(end, attempt).await {
-            Ok(outcome) => (outcome, false),
+            Ok(outcome) => (
+                outcome.map_err(|miss| match miss {
+                    Miss::NotYet(failure) => Miss::NotYet(Missed::Failed(failure)),
+                    Miss::Never(failure) => Miss::Never(Missed::Failed(failure)),
+                }),
+                false,
+            ),
             Err(_) => (Err(Miss::NotYet(waiting.within(bound))), true),
         };
         attempts += 1;
-        let outcome = outcome.map_err(|miss| match miss {
-            Miss::NotYet(reason) => Miss::NotYet(unrepeated(name, reason)),
-            Miss::Never(reason) => Miss::Never(unrepeated(name, reason)),
-        });
         let good = match (outcome, policy.invert) {
             // Not ready for good: with --invert that is the goal, for good too.
             (Err(Miss::Never(reason)), invert) => {
@@ -353,7 +407,7 @@ async fn target_loop<C: Condition>(
                 true
             }
             (Ok(()), true) => {
-                record(Event::Ended(Some("still ready".into())));
+                record(Event::Ended(Some(Missed::StillReady)));
                 false
             }
             (Err(Miss::NotYet(reason)), false) => {
@@ -404,10 +458,10 @@ async fn target_loop<C: Condition>(
 /// At the deadline, an attempt still in flight is the reason its target is not ready, unless
 /// an earlier attempt failed for a concrete reason: a peer that resets every connection is
 /// reported as `connection reset`, not as the unfinished last attempt's `no answer within 30ms`.
-fn note_attempts_cut_by_deadline(shared: &Mutex<Vec<Progress>>) {
+fn note_attempts_cut_by_deadline<F>(shared: &Mutex<Vec<Progress<F>>>) {
     for progress in shared.lock().expect("progress lock").iter_mut() {
         if let Some(started) = progress.in_flight.take() {
-            if progress.last_error.is_none() || progress.last_error_is_timeout {
+            if progress.timeout_may_replace() {
                 progress.last_error = Some(progress.waiting.within(started.elapsed()));
             }
         }
@@ -432,7 +486,11 @@ async fn sleep_until_deadline(deadline: Option<Instant>) {
     }
 }
 
-fn log_progress(shared: &Mutex<Vec<Progress>>, names: &[String], start: Instant) {
+fn log_progress<F: fmt::Display>(
+    shared: &Mutex<Vec<Progress<F>>>,
+    names: &[String],
+    start: Instant,
+) {
     let progress = shared.lock().expect("progress lock");
     let now = Instant::now();
     let waiting: Vec<String> = progress
@@ -465,20 +523,6 @@ pub fn humanize(duration: Duration) -> String {
         format!("{:.1}s", duration.as_secs_f64())
     } else {
         format!("{}ms", duration.as_millis())
-    }
-}
-
-/// A reason ending in ` to ADDRESS` loses that ending when the target's name already shows
-/// ADDRESS: `127.0.0.1:1: connection refused`, not `… connection refused to 127.0.0.1:1`. A
-/// name such as `localhost:1` keeps it, since it says which address refused.
-pub fn unrepeated(name: &str, reason: Reason) -> Reason {
-    match reason.rsplit_once(" to ") {
-        Some((head, address))
-            if !address.is_empty() && !address.contains(' ') && name.contains(address) =>
-        {
-            head.to_string()
-        }
-        _ => reason,
     }
 }
 

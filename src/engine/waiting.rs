@@ -30,8 +30,11 @@ impl Waiting {
     }
 
     /// `WHAT within DURATION`: why an attempt that ran out of time is not ready.
-    pub fn within(&self, took: std::time::Duration) -> String {
-        format!("{} within {}", self.get(), super::humanize(took))
+    pub fn within<F>(&self, took: std::time::Duration) -> super::Missed<F> {
+        super::Missed::TimedOut {
+            waiting: self.get(),
+            within: took,
+        }
     }
 
     fn get(&self) -> &'static str {
@@ -60,14 +63,18 @@ mod tests {
             .scope(async { waiting_for("body not complete") })
             .await;
         assert_eq!(
-            waiting.within(std::time::Duration::from_millis(5)),
+            waiting
+                .within::<String>(std::time::Duration::from_millis(5))
+                .to_string(),
             "body not complete within 5ms"
         );
         // Outside an attempt, ignored; a new attempt starts from nothing.
         waiting_for("ignored");
         waiting.scope(async {}).await;
         assert_eq!(
-            waiting.within(std::time::Duration::from_secs(1)),
+            waiting
+                .within::<String>(std::time::Duration::from_secs(1))
+                .to_string(),
             "no answer within 1.0s"
         );
     }

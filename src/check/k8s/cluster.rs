@@ -9,10 +9,10 @@ use std::sync::Arc;
 
 use rustls::ClientConfig;
 
-use crate::engine::Reason;
+use crate::error::describe_io;
+use crate::error::Failure;
 use crate::redact::quoted;
 use crate::target::{Endpoint, Host};
-use crate::transport::describe_io;
 
 /// Where the kubelet mounts a pod's service account credentials.
 pub const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -73,26 +73,26 @@ impl Cluster {
                 describe_io(&e)
             )));
         }
-        let roots = crate::tls::read_roots(&dir.join("ca.crt"), "k8s:// API server CA")?;
+        let roots = crate::net::tls::read_roots(&dir.join("ca.crt"), "k8s:// API server CA")?;
         Ok(Cluster {
             endpoint: Endpoint { host, port },
             authority,
             token,
             namespace: own_namespace(dir)?,
-            tls: crate::tls::trusting_only(&roots)?,
+            tls: crate::net::tls::trusting_only(&roots).map_err(|e| e.to_string())?,
             lane: crate::check::offload::Lane::default(),
         })
     }
 
     /// The bearer token as it is now, read off the runtime's thread (as a file check is: a
     /// hung mount must not stall the deadline). Never shown: an error names the file only.
-    pub async fn read_token(&self) -> Result<String, Reason> {
+    pub async fn read_token(&self) -> Result<String, Failure> {
         let path = self.token.clone();
         self.lane.run(move || read_token(&path)).await?
     }
 }
 
-fn read_token(file: &Path) -> Result<String, Reason> {
+fn read_token(file: &Path) -> Result<String, Failure> {
     let path = file.display();
     let mut text = String::new();
     std::fs::File::open(file)
@@ -100,10 +100,12 @@ fn read_token(file: &Path) -> Result<String, Reason> {
         .map_err(|e| format!("cannot read the token {path}: {}", describe_io(&e)))?;
     let token = text.trim();
     if token.is_empty() {
-        return Err(format!("the token {path} is empty"));
+        return Err(Failure::Protocol(format!("the token {path} is empty")));
     }
     if !token.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(format!("the token {path} holds characters a token has not"));
+        return Err(Failure::Protocol(format!(
+            "the token {path} holds characters a token has not"
+        )));
     }
     Ok(token.to_string())
 }
@@ -119,6 +121,6 @@ fn own_namespace(dir: &Path) -> Result<String, String> {
             .filter(|namespace| !namespace.is_empty())
             .unwrap_or_else(|| "default".to_string()),
     };
-    super::target::namespace_name(&namespace).map_err(|e| format!("the pod's {e}"))?;
+    crate::target::k8s::namespace_name(&namespace).map_err(|e| format!("the pod's {e}"))?;
     Ok(namespace)
 }

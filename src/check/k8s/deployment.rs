@@ -7,7 +7,8 @@ use serde::Deserialize;
 use super::object::{nullable, parse, true_condition, why, Condition};
 use super::request::{get, Query};
 use super::Cluster;
-use crate::engine::{Miss, Reason};
+use crate::engine::Miss;
+use crate::error::Failure;
 
 /// The parts of an apps/v1 Deployment that say whether it is rolled out.
 #[derive(Deserialize)]
@@ -42,35 +43,35 @@ struct Status {
 }
 
 /// One attempt: GET the Deployment and judge it.
-pub async fn check(cluster: &Cluster, namespace: &str, name: &str) -> Result<(), Miss> {
+pub async fn check(cluster: &Cluster, namespace: &str, name: &str) -> Result<(), Miss<Failure>> {
     let query = Query::get(("apps", "v1", "deployments"), namespace, name);
     match get(cluster, &query).await? {
         Some(body) => judge(&parse(&body)?).map_err(Miss::NotYet),
-        None => Err(Miss::NotYet(format!(
+        None => Err(Miss::NotYet(Failure::Protocol(format!(
             "no deployment {name} in {namespace} (yet)"
-        ))),
+        )))),
     }
 }
 
-fn judge(deployment: &Deployment) -> Result<(), Reason> {
+fn judge(deployment: &Deployment) -> Result<(), Failure> {
     let (status, generation) = (&deployment.status, deployment.metadata.generation);
     if status.observed_generation < generation {
-        return Err(format!(
+        return Err(Failure::Protocol(format!(
             "rollout not observed yet (generation {generation}, observed {})",
             status.observed_generation
-        ));
+        )));
     }
     let wanted = deployment.spec.replicas.unwrap_or(1);
     if status.updated_replicas != wanted {
-        return Err(format!(
+        return Err(Failure::Protocol(format!(
             "{} of {wanted} replicas updated",
             status.updated_replicas
-        ));
+        )));
     }
     if true_condition(&status.conditions, "Available").is_none() {
         let available = status.conditions.iter().find(|c| c.kind == "Available");
         return Err(match available {
-            Some(condition) => format!("not available: {}", why(condition)),
+            Some(condition) => Failure::Protocol(format!("not available: {}", why(condition))),
             None => "not available yet".into(),
         });
     }
@@ -81,7 +82,7 @@ fn judge(deployment: &Deployment) -> Result<(), Reason> {
 mod tests {
     use super::*;
 
-    fn verdict(json: &str) -> Result<(), Reason> {
+    fn verdict(json: &str) -> Result<(), Failure> {
         judge(&parse(json.as_bytes()).unwrap())
     }
 

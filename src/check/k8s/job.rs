@@ -7,6 +7,7 @@ use super::object::{nullable, parse, true_condition, why, Condition};
 use super::request::{get, Query};
 use super::Cluster;
 use crate::engine::Miss;
+use crate::error::Failure;
 
 /// The parts of a batch/v1 Job that say whether it is done.
 #[derive(Deserialize)]
@@ -35,15 +36,17 @@ struct Status {
 }
 
 /// One attempt: GET the Job and judge it.
-pub async fn check(cluster: &Cluster, namespace: &str, name: &str) -> Result<(), Miss> {
+pub async fn check(cluster: &Cluster, namespace: &str, name: &str) -> Result<(), Miss<Failure>> {
     let query = Query::get(("batch", "v1", "jobs"), namespace, name);
     match get(cluster, &query).await? {
         Some(body) => judge(&parse(&body)?),
-        None => Err(Miss::NotYet(format!("no job {name} in {namespace} (yet)"))),
+        None => Err(Miss::NotYet(Failure::Protocol(format!(
+            "no job {name} in {namespace} (yet)"
+        )))),
     }
 }
 
-fn judge(job: &Job) -> Result<(), Miss> {
+fn judge(job: &Job) -> Result<(), Miss<Failure>> {
     let conditions = &job.status.conditions;
     if true_condition(conditions, "Complete").is_some() {
         return Ok(());
@@ -51,15 +54,18 @@ fn judge(job: &Job) -> Result<(), Miss> {
     let failed = true_condition(conditions, "Failed")
         .or_else(|| true_condition(conditions, "FailureTarget"));
     if let Some(failed) = failed {
-        return Err(Miss::Never(format!("job failed: {}", why(failed))));
+        return Err(Miss::Never(Failure::Protocol(format!(
+            "job failed: {}",
+            why(failed)
+        ))));
     }
     let status = &job.status;
     let (active, succeeded, failed) = (status.active, status.succeeded, status.failed);
     Err(Miss::NotYet(match job.spec.suspend {
         true => "job suspended".into(),
-        false => {
-            format!("job not complete: {active} active, {succeeded} succeeded, {failed} failed")
-        }
+        false => Failure::Protocol(format!(
+            "job not complete: {active} active, {succeeded} succeeded, {failed} failed"
+        )),
     }))
 }
 
@@ -67,7 +73,7 @@ fn judge(job: &Job) -> Result<(), Miss> {
 mod tests {
     use super::*;
 
-    fn verdict(json: &str) -> Result<(), Miss> {
+    fn verdict(json: &str) -> Result<(), Miss<Failure>> {
         judge(&parse(json.as_bytes()).unwrap())
     }
 

@@ -7,17 +7,16 @@ mod job;
 mod object;
 mod pod;
 mod request;
-mod selector;
 mod service;
-mod target;
 
+pub use crate::target::k8s::{K8sTarget, Object};
 pub use cluster::Cluster;
-pub use target::{parse, K8sTarget, Object};
 
 use crate::engine::Miss;
+use crate::error::Failure;
 
 /// One attempt on `target`, against `cluster`.
-pub async fn check(target: &K8sTarget, cluster: &Cluster) -> Result<(), Miss> {
+pub async fn check(target: &K8sTarget, cluster: &Cluster) -> Result<(), Miss<Failure>> {
     let namespace = target.namespace.as_deref().unwrap_or(&cluster.namespace);
     match &target.object {
         Object::Job(name) => job::check(cluster, namespace, name).await,

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Deserializer};
 
-use crate::engine::Reason;
+use crate::error::Failure;
 
 /// One entry of `status.conditions`, as every kind here has them.
 #[derive(Debug, Default, Deserialize)]
@@ -26,7 +26,7 @@ pub fn true_condition<'a>(conditions: &'a [Condition], kind: &str) -> Option<&'a
         .find(|c| c.kind == kind && c.status == "True")
 }
 
-/// `Reason: message` of a condition, or what there is of them.
+/// `Failure: message` of a condition, or what there is of them.
 pub fn why(condition: &Condition) -> String {
     match (condition.reason.as_str(), condition.message.as_str()) {
         ("", message) => clip(message),
@@ -36,8 +36,9 @@ pub fn why(condition: &Condition) -> String {
 }
 
 /// Reads an answer's JSON into `T`; fields readygate does not use are skipped unread.
-pub fn parse<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, Reason> {
-    serde_json::from_slice(body).map_err(|e| format!("unexpected answer from the API server: {e}"))
+pub fn parse<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, Failure> {
+    serde_json::from_slice(body)
+        .map_err(|e| Failure::Protocol(format!("unexpected answer from the API server: {e}")))
 }
 
 /// A list field the API may send as `null` (EndpointSlice's `endpoints`): read as empty.

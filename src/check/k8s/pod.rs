@@ -6,7 +6,8 @@ use serde::Deserialize;
 use super::object::{nullable, parse, some_names, true_condition, why, Condition};
 use super::request::{get, Query};
 use super::Cluster;
-use crate::engine::{Miss, Reason};
+use crate::engine::Miss;
+use crate::error::Failure;
 
 /// The core v1 pods resource.
 const PODS: (&str, &str, &str) = ("", "v1", "pods");
@@ -63,47 +64,64 @@ impl Pod {
 }
 
 /// One attempt on `k8s://pod/NAME`.
-pub async fn check_one(cluster: &Cluster, namespace: &str, name: &str) -> Result<(), Miss> {
+pub async fn check_one(
+    cluster: &Cluster,
+    namespace: &str,
+    name: &str,
+) -> Result<(), Miss<Failure>> {
     match get(cluster, &Query::get(PODS, namespace, name)).await? {
         Some(body) => judge_one(&parse(&body)?).map_err(Miss::NotYet),
-        None => Err(Miss::NotYet(format!("no pod {name} in {namespace} (yet)"))),
+        None => Err(Miss::NotYet(Failure::Protocol(format!(
+            "no pod {name} in {namespace} (yet)"
+        )))),
     }
 }
 
 /// One attempt on `k8s://pods?selector=LABELS`.
-pub async fn check_all(cluster: &Cluster, namespace: &str, selector: &str) -> Result<(), Miss> {
+pub async fn check_all(
+    cluster: &Cluster,
+    namespace: &str,
+    selector: &str,
+) -> Result<(), Miss<Failure>> {
     let query = Query::list(PODS, namespace, selector);
-    let body = get(cluster, &query)
-        .await?
-        .ok_or_else(|| Miss::NotYet(format!("the API server has no pods in {namespace}")))?;
+    let body = get(cluster, &query).await?.ok_or_else(|| {
+        Miss::NotYet(Failure::Protocol(format!(
+            "the API server has no pods in {namespace}"
+        )))
+    })?;
     judge_all(&parse(&body)?, namespace, selector).map_err(Miss::NotYet)
 }
 
-fn judge_one(pod: &Pod) -> Result<(), Reason> {
+fn judge_one(pod: &Pod) -> Result<(), Failure> {
     match pod.ready() {
         true => Ok(()),
-        false => Err(format!("pod not ready: {}", pod.unready_because())),
+        false => Err(Failure::Protocol(format!(
+            "pod not ready: {}",
+            pod.unready_because()
+        ))),
     }
 }
 
-fn judge_all(list: &PodList, namespace: &str, selector: &str) -> Result<(), Reason> {
+fn judge_all(list: &PodList, namespace: &str, selector: &str) -> Result<(), Failure> {
     let unready: Vec<&Pod> = list.items.iter().filter(|pod| !pod.ready()).collect();
     match (list.items.len(), unready.as_slice()) {
-        (0, _) => Err(format!("no pod matches {selector} in {namespace} (yet)")),
+        (0, _) => Err(Failure::Protocol(format!(
+            "no pod matches {selector} in {namespace} (yet)"
+        ))),
         (_, []) => Ok(()),
-        (total, [one]) => Err(format!(
+        (total, [one]) => Err(Failure::Protocol(format!(
             "{} of {total} pods ready; {} is not: {}",
             total - 1,
             one.metadata.name,
             one.unready_because()
-        )),
+        ))),
         (total, many) => {
             let names: Vec<&str> = many.iter().map(|p| p.metadata.name.as_str()).collect();
-            Err(format!(
+            Err(Failure::Protocol(format!(
                 "{} of {total} pods ready; not ready: {}",
                 total - many.len(),
                 some_names(&names)
-            ))
+            )))
         }
     }
 }
@@ -152,16 +170,20 @@ mod tests {
     #[test]
     fn none_some_and_all_matching_pods() {
         let none = judge_all(&list(&[]), "ns", "app=web").unwrap_err();
-        assert_eq!(none, "no pod matches app=web in ns (yet)");
+        assert_eq!(none, Failure::from("no pod matches app=web in ns (yet)"));
         let some = list(&[pod("a", true), pod("b", false)]);
         let err = judge_all(&some, "ns", "app=web").unwrap_err();
         assert!(
-            err.starts_with("1 of 2 pods ready; b is not: Running"),
+            err.to_string()
+                .starts_with("1 of 2 pods ready; b is not: Running"),
             "{err}"
         );
         let many = list(&[1, 2, 3, 4, 5].map(|i| pod(&format!("p{i}"), false)));
         let err = judge_all(&many, "ns", "app=web").unwrap_err();
-        assert_eq!(err, "0 of 5 pods ready; not ready: p1, p2, p3 and 2 more");
+        assert_eq!(
+            err,
+            Failure::from("0 of 5 pods ready; not ready: p1, p2, p3 and 2 more")
+        );
         let all = list(&[pod("a", true), pod("b", true)]);
         assert_eq!(judge_all(&all, "ns", "app=web"), Ok(()));
         let null: PodList = parse(br#"{"items":null}"#).unwrap();

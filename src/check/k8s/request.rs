@@ -8,10 +8,10 @@ use hyper::Request;
 use serde::Deserialize;
 
 use super::cluster::Cluster;
-use super::selector;
 use crate::check::http::{read_body, roundtrip, AGENT};
-use crate::engine::Reason;
-use crate::transport::{connect_tcp, BoxedIo};
+use crate::error::Failure;
+use crate::net::transport::{connect_tcp, BoxedIo};
+use crate::target::k8s::selector;
 
 /// The most of an answer that is read: a list of a few hundred pods.
 const MAX_ANSWER: usize = 4 << 20;
@@ -90,7 +90,7 @@ impl<'a> Query<'a> {
     }
 
     /// `forbidden: get jobs/NAME in NS — grant get on jobs (apiGroup "batch")`.
-    fn forbidden(&self) -> Reason {
+    fn forbidden(&self) -> Failure {
         let (resource, namespace) = (self.resource, self.namespace);
         let (verb, object) = match self.verb {
             Verb::Get => ("get", format!("{resource}/{}", self.name_or_selector)),
@@ -100,10 +100,10 @@ impl<'a> Query<'a> {
             "" => String::new(),
             group => format!(" (apiGroup \"{group}\")"),
         };
-        format!(
+        Failure::Protocol(format!(
             "forbidden: {verb} {object} in {namespace} — grant {verb} on {resource}{group} to \
              the pod's service account"
-        )
+        ))
     }
 }
 
@@ -116,13 +116,13 @@ struct Status {
 }
 
 /// Sends `query`: the answer's body when found, `None` when there is no such object (404).
-pub async fn get(cluster: &Cluster, query: &Query<'_>) -> Result<Option<Vec<u8>>, Reason> {
+pub async fn get(cluster: &Cluster, query: &Query<'_>) -> Result<Option<Vec<u8>>, Failure> {
     let token = cluster.read_token().await?;
     let request = request(cluster, &query.path(), &token)?;
     let stream: BoxedIo = Box::new(connect_tcp(&cluster.endpoint).await?);
     let trust = "not the one in the service account's ca.crt";
     let stream =
-        crate::tls::connect_with(stream, &cluster.endpoint.host, &cluster.tls, trust).await?;
+        crate::net::tls::connect_with(stream, &cluster.endpoint.host, &cluster.tls, trust).await?;
     let (status, body) = roundtrip(stream, request, |response| async move {
         let status = response.status().as_u16();
         let body = read_body(response.into_body(), MAX_ANSWER + 1).await?;
@@ -130,10 +130,10 @@ pub async fn get(cluster: &Cluster, query: &Query<'_>) -> Result<Option<Vec<u8>>
     })
     .await?;
     if body.len() > MAX_ANSWER {
-        return Err(format!(
+        return Err(Failure::Protocol(format!(
             "the API server's answer is over {} MiB",
             MAX_ANSWER >> 20
-        ));
+        )));
     }
     match status {
         200 => Ok(Some(body)),
@@ -148,17 +148,17 @@ pub async fn get(cluster: &Cluster, query: &Query<'_>) -> Result<Option<Vec<u8>>
             let message = serde_json::from_slice::<Status>(&body)
                 .map(|status| status.message)
                 .unwrap_or_default();
-            Err(format!(
+            Err(Failure::Protocol(format!(
                 "status {status} from the API server{}{}",
                 if message.is_empty() { "" } else { ": " },
                 super::object::clip(&message)
-            ))
+            )))
         }
     }
 }
 
 /// The GET, with the token as a bearer credential marked sensitive.
-fn request(cluster: &Cluster, path: &str, token: &str) -> Result<Request<Empty<Bytes>>, Reason> {
+fn request(cluster: &Cluster, path: &str, token: &str) -> Result<Request<Empty<Bytes>>, String> {
     let mut bearer = HeaderValue::from_str(&format!("Bearer {token}"))
         .map_err(|_| "the token is not a valid header value".to_string())?;
     bearer.set_sensitive(true);
@@ -185,8 +185,10 @@ mod tests {
         assert_eq!(job.path(), "/apis/batch/v1/namespaces/shop/jobs/migrate");
         assert_eq!(
             job.forbidden(),
-            "forbidden: get jobs/migrate in shop — grant get on jobs (apiGroup \"batch\") to \
+            Failure::from(
+                "forbidden: get jobs/migrate in shop — grant get on jobs (apiGroup \"batch\") to \
              the pod's service account"
+            )
         );
         let pods = Query::list(("", "v1", "pods"), "default", "app=web,tier in (a,b)");
         assert_eq!(
@@ -195,6 +197,7 @@ mod tests {
         );
         assert!(pods
             .forbidden()
+            .to_string()
             .starts_with("forbidden: list pods in default — grant list on pods to"));
     }
 }

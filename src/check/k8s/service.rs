@@ -7,7 +7,8 @@ use serde::Deserialize;
 use super::object::{nullable, parse};
 use super::request::{get, Query};
 use super::Cluster;
-use crate::engine::{Miss, Reason};
+use crate::engine::Miss;
+use crate::error::Failure;
 
 /// A discovery.k8s.io/v1 EndpointSliceList.
 #[derive(Deserialize)]
@@ -36,7 +37,7 @@ struct Conditions {
 }
 
 /// One attempt: list the Service's EndpointSlices and judge them.
-pub async fn check(cluster: &Cluster, namespace: &str, name: &str) -> Result<(), Miss> {
+pub async fn check(cluster: &Cluster, namespace: &str, name: &str) -> Result<(), Miss<Failure>> {
     let selector = format!("kubernetes.io/service-name={name}");
     let query = Query::list(
         ("discovery.k8s.io", "v1", "endpointslices"),
@@ -49,7 +50,7 @@ pub async fn check(cluster: &Cluster, namespace: &str, name: &str) -> Result<(),
     judge(&parse(&body)?, namespace, name).map_err(Miss::NotYet)
 }
 
-fn judge(list: &SliceList, namespace: &str, name: &str) -> Result<(), Reason> {
+fn judge(list: &SliceList, namespace: &str, name: &str) -> Result<(), Failure> {
     let endpoints = list.items.iter().flat_map(|slice| &slice.endpoints);
     let (mut total, mut ready) = (0, 0);
     for endpoint in endpoints {
@@ -58,14 +59,14 @@ fn judge(list: &SliceList, namespace: &str, name: &str) -> Result<(), Reason> {
     }
     match (list.items.len(), total, ready) {
         (_, _, 1..) => Ok(()),
-        (0, _, _) => Err(format!(
+        (0, _, _) => Err(Failure::Protocol(format!(
             "no EndpointSlice for service {name} in {namespace} (no such service yet, or one \
              without a selector)"
-        )),
-        (_, 0, _) => Err(format!("service {name} has no endpoint")),
-        (_, total, _) => Err(format!(
+        ))),
+        (_, 0, _) => Err(Failure::Protocol(format!("service {name} has no endpoint"))),
+        (_, total, _) => Err(Failure::Protocol(format!(
             "service {name} has no ready endpoint ({total} not ready)"
-        )),
+        ))),
     }
 }
 
@@ -73,7 +74,7 @@ fn judge(list: &SliceList, namespace: &str, name: &str) -> Result<(), Reason> {
 mod tests {
     use super::*;
 
-    fn verdict(json: &str) -> Result<(), Reason> {
+    fn verdict(json: &str) -> Result<(), Failure> {
         judge(&parse(json.as_bytes()).unwrap(), "ns", "db")
     }
 
@@ -81,6 +82,7 @@ mod tests {
     fn ready_unknown_and_unready_endpoints() {
         assert!(verdict(r#"{"items":[]}"#)
             .unwrap_err()
+            .to_string()
             .starts_with("no EndpointSlice for service db in ns"));
         assert_eq!(
             verdict(r#"{"items":[{"endpoints":null}]}"#),

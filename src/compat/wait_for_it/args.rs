@@ -6,7 +6,6 @@ use std::ffi::OsString;
 use std::net::IpAddr;
 use std::time::Duration;
 
-use crate::engine::Reason;
 use crate::redact::{one_line, quoted};
 use crate::target::{Endpoint, Host};
 
@@ -162,7 +161,7 @@ pub(super) fn deadline(text: &str) -> Deadline {
 /// address literal is used as is, anything else is looked up on every attempt. PORT is read
 /// as glibc's getaddrinfo reads it: a number (sign allowed, wrapping at 16 bits), else a TCP
 /// service name. What cannot be connected to is never ready, as with the script.
-pub(super) fn endpoint(host: &str, port: &str) -> Result<Endpoint, Reason> {
+pub(super) fn endpoint(host: &str, port: &str) -> Result<Endpoint, String> {
     let port = port_number(port)?;
     if port == 0 {
         return Err("port 0 cannot be connected to".into());
@@ -174,7 +173,7 @@ pub(super) fn endpoint(host: &str, port: &str) -> Result<Endpoint, Reason> {
     Ok(Endpoint { host, port })
 }
 
-pub(super) fn port_number(text: &str) -> Result<u16, Reason> {
+pub(super) fn port_number(text: &str) -> Result<u16, String> {
     let trimmed = text.trim_start_matches([' ', '\t', '\n']);
     let (negative, digits) = match trimmed.strip_prefix('-') {
         Some(digits) => (true, digits),

@@ -17,7 +17,7 @@ use tokio::time::{timeout_at, Instant};
 
 use super::conf::Conf;
 use super::message::{Answer, Question, RecordType};
-use crate::transport::describe_io;
+use crate::error::describe_io;
 
 /// The DNS port.
 const PORT: u16 = 53;

@@ -5,9 +5,9 @@ use std::fmt;
 use std::io::{self, Write};
 use std::path::Path;
 
+use crate::error::describe_io;
 use crate::exit::Exit;
 use crate::redact::quoted;
-use crate::transport::describe_io;
 
 /// Longest content worth reading: both states are a few bytes, anything longer is wrong.
 const MAX_STATE: u64 = 64;
@@ -124,7 +124,7 @@ pub fn write(path: &Path, state: State) -> Result<(), Fault> {
     if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(folder).map_err(fail)?;
     }
-    crate::atomic::replace(path, 0o644, |file| {
+    crate::process::atomic::replace(path, 0o644, |file| {
         file.write_all(format!("{state}\n").as_bytes())
     })
     .map_err(|failure| fail(failure.error))

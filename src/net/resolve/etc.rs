@@ -27,17 +27,15 @@ fn try_read(path: &str) -> Result<String, String> {
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
-        .map_err(|e| crate::transport::describe_io(&e))?;
-    let metadata = file
-        .metadata()
-        .map_err(|e| crate::transport::describe_io(&e))?;
+        .map_err(|e| crate::error::describe_io(&e))?;
+    let metadata = file.metadata().map_err(|e| crate::error::describe_io(&e))?;
     if !metadata.is_file() {
         return Err("not a regular file".into());
     }
     let mut bytes = Vec::new();
     File::take(file, MAX_SIZE)
         .read_to_end(&mut bytes)
-        .map_err(|e| crate::transport::describe_io(&e))?;
+        .map_err(|e| crate::error::describe_io(&e))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 

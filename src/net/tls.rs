@@ -26,11 +26,10 @@ use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStor
 use rustls::{Error as TlsError, SignatureScheme};
 use tokio_rustls::TlsConnector;
 
-use crate::check::{Context, Options};
-use crate::engine::Reason;
+use crate::error::{describe_io, Failure};
+use crate::net::transport::BoxedIo;
 use crate::redact::quoted;
 use crate::target::Host;
-use crate::transport::{describe_io, BoxedIo};
 
 pub use identity::{read as read_identity, Identity};
 
@@ -68,30 +67,37 @@ pub struct Clients {
     h2: Arc<ClientConfig>,
     /// No ALPN.
     plain: Arc<ClientConfig>,
+    /// `--tls-server-name`: the name to use instead of the URL's host.
+    server_name: Option<ServerName<'static>>,
 }
 
 impl Clients {
-    /// Builds the settings for these options: the roots, or with `--insecure` no verification
-    /// (said once in the log).
-    pub fn new(options: &Options) -> Result<Clients, Reason> {
+    /// Builds the settings: the roots and `cacert`, or with `insecure` no verification (said
+    /// once in the log); `client_cert` to offer; `server_name` instead of the URL's host.
+    pub fn new(
+        insecure: bool,
+        cacert: &[Certificate],
+        client_cert: Option<&Identity>,
+        server_name: Option<ServerName<'static>>,
+    ) -> Result<Clients, Failure> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
             .map_err(|e| format!("TLS setup: {e}"))?;
-        let trust = if options.insecure {
+        let trust = if insecure {
             tracing::warn!("--insecure: TLS certificates are not verified");
             Trust::Any
         } else {
             Trust::Roots {
-                quick: verifier(quick_roots(&options.cacert), &provider)?,
+                quick: verifier(quick_roots(cacert), &provider)?,
                 all: OnceLock::new(),
-                cacert: options.cacert.clone(),
+                cacert: cacert.to_vec(),
             }
         };
         let builder = builder
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(Verifier { trust, provider }));
-        let config = match &options.client_cert {
+        let config = match client_cert {
             Some(Identity(certified)) => builder.with_client_cert_resolver(Arc::new(
                 rustls::sign::SingleCertAndKey::from(Arc::clone(certified)),
             )),
@@ -106,6 +112,7 @@ impl Clients {
             http1: with_alpn(b"http/1.1"),
             h2: with_alpn(b"h2"),
             plain: Arc::new(config),
+            server_name,
         })
     }
 }
@@ -152,10 +159,10 @@ fn all_roots(cacert: &[Certificate]) -> Option<RootCertStore> {
 fn verifier(
     roots: RootCertStore,
     provider: &Arc<CryptoProvider>,
-) -> Result<Arc<WebPkiServerVerifier>, Reason> {
+) -> Result<Arc<WebPkiServerVerifier>, Failure> {
     WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(provider))
         .build()
-        .map_err(|e| format!("TLS setup: {e}"))
+        .map_err(|e| Failure::Tls(format!("TLS setup: {e}")))
 }
 
 /// Reads `--cacert FILE`: every certificate in it, each usable as a trust anchor. Any fault is
@@ -184,7 +191,7 @@ pub fn read_roots(path: &Path, what: &str) -> Result<Vec<Certificate>, String> {
 
 /// TLS settings (ALPN `http/1.1`) that trust `roots` and nothing else: for a server whose own
 /// CA is known, as a pod knows its API server's from the service account's `ca.crt`.
-pub fn trusting_only(roots: &[Certificate]) -> Result<Arc<ClientConfig>, Reason> {
+pub fn trusting_only(roots: &[Certificate]) -> Result<Arc<ClientConfig>, Failure> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut store = RootCertStore::empty();
     store.add_parsable_certificates(roots.iter().cloned());
@@ -204,16 +211,15 @@ pub async fn connect(
     stream: BoxedIo,
     host: &Host,
     alpn: Alpn,
-    context: &Context,
-) -> Result<BoxedIo, Reason> {
-    let clients = context.tls()?;
+    clients: &Clients,
+) -> Result<BoxedIo, Failure> {
     let config = match alpn {
         Alpn::Http1 => &clients.http1,
         Alpn::H2 => &clients.h2,
         Alpn::None => &clients.plain,
     };
     let trust = "trust it with --cacert, or skip verification with --insecure";
-    let name = match &context.options.tls_server_name {
+    let name = match &clients.server_name {
         Some(name) => name.clone(),
         None => server_name(host)?,
     };
@@ -222,13 +228,14 @@ pub async fn connect(
 }
 
 /// The TLS server name of `host`: an IP literal as an address, a name without its final dot.
-fn server_name(host: &Host) -> Result<ServerName<'static>, Reason> {
+fn server_name(host: &Host) -> Result<ServerName<'static>, Failure> {
     match host {
         Host::Ip(ip) => Ok(ServerName::IpAddress((*ip).into())),
         Host::Name(name) => {
             let name = name.strip_suffix('.').unwrap_or(name);
-            ServerName::try_from(name.to_string())
-                .map_err(|_| format!("{} is not a valid TLS server name", quoted(name)))
+            ServerName::try_from(name.to_string()).map_err(|_| {
+                Failure::Tls(format!("{} is not a valid TLS server name", quoted(name)))
+            })
         }
     }
 }
@@ -251,7 +258,7 @@ pub async fn connect_with(
     host: &Host,
     config: &Arc<ClientConfig>,
     trust: &str,
-) -> Result<BoxedIo, Reason> {
+) -> Result<BoxedIo, Failure> {
     connect_named(stream, server_name(host)?, config, trust).await
 }
 
@@ -261,7 +268,7 @@ async fn connect_named(
     server_name: ServerName<'static>,
     config: &Arc<ClientConfig>,
     trust: &str,
-) -> Result<BoxedIo, Reason> {
+) -> Result<BoxedIo, Failure> {
     let stream = TlsConnector::from(Arc::clone(config))
         .connect(server_name, stream)
         .await

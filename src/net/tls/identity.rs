@@ -35,7 +35,7 @@ pub fn read(cert: Option<&Path>, key: Option<&Path>) -> Result<Option<Identity>,
             format!(
                 "{option} {}: {}",
                 shown(path),
-                crate::transport::describe_io(&e)
+                crate::error::describe_io(&e)
             )
         })
     };

@@ -13,7 +13,7 @@ pub fn exec(command: &[OsString]) -> Exit {
     let (program, args) = command.split_first().expect("a command was given");
     let mut command = Command::new(program);
     command.args(args);
-    crate::signal::restore_for(&mut command);
+    crate::process::signal::restore_for(&mut command);
     let err = command.exec();
     // std resets SIGPIPE to its default before the exec; the exec failed, so ignore it again, or the message below would kill readygate (not exit 126/127) on a closed stderr.
     // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
@@ -39,7 +39,7 @@ pub fn cannot_run(program: &OsStr, err: &io::Error) -> Exit {
         _ => {
             say!(
                 "readygate: cannot run {shown}: {}",
-                crate::transport::describe_io(err)
+                crate::error::describe_io(err)
             );
             Exit::CannotExecute
         }

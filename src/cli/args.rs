@@ -1,5 +1,5 @@
 //! What the user typed: the clap definitions, with `READYGATE_*` environment fallbacks.
-//! [`crate::plan`] turns these into a validated plan before any I/O.
+//! The plan (`plan.rs`) turns these into a validated plan before any I/O.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -50,8 +50,8 @@ pub struct LogArgs {
 }
 
 /// The commands of the contract. `defer`: only the subcommand actually given has its arguments
-/// built, which halves clap's start-up work (measured with callgrind; see `bench/`). A deferred
-/// subcommand's `--help` text is its arguments struct's doc comment, so those repeat the text.
+/// built, which halves clap's start-up work. A deferred subcommand's `--help` text is its
+/// arguments struct's doc comment, so those repeat the text.
 #[derive(Debug, Subcommand)]
 #[command(defer = true)]
 pub enum Command {

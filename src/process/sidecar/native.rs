@@ -3,12 +3,12 @@
 //! restart is the proof it writes down before running the real sidecar.
 
 use super::state::{self, State};
-use crate::cli::SidecarNativeArgs;
+use super::Native;
 use crate::exit::Exit;
-use crate::signal::Terminations;
+use crate::process::signal::Terminations;
 
 /// Runs the native side: first run → `first-run` and exit 0; restart → `native`, then COMMAND.
-pub async fn run(args: SidecarNativeArgs, signals: Terminations) -> Exit {
+pub async fn run(args: Native, signals: Terminations) -> Exit {
     let path = &args.state;
     let current = match state::read(path) {
         Ok(current) => current,
@@ -35,6 +35,6 @@ pub async fn run(args: SidecarNativeArgs, signals: Terminations) -> Exit {
     if args.command.is_empty() {
         super::sleep_until_terminated(signals).await
     } else {
-        crate::exec::exec(&args.command)
+        crate::process::exec::exec(&args.command)
     }
 }

@@ -1,8 +1,11 @@
 //! `k8s://KIND/NAME` and `k8s://pods?selector=LABELS`, each with an optional `?namespace=NS`:
 //! read once, at parse time, into a [`K8sTarget`].
 
-use super::selector::{self, dns_label};
+#[path = "k8s/selector.rs"]
+pub mod selector;
+
 use crate::redact::quoted;
+use selector::dns_label;
 
 /// The Kubernetes object (or set of pods) a target waits on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,7 +111,7 @@ fn object_name(name: &str) -> Result<(), String> {
 }
 
 /// A namespace name: one DNS label (RFC 1123), at most 63 characters.
-pub(super) fn namespace_name(name: &str) -> Result<(), String> {
+pub fn namespace_name(name: &str) -> Result<(), String> {
     match dns_label(name, 63) && !name.contains(|c: char| c.is_ascii_uppercase()) {
         true => Ok(()),
         false => Err(format!(

@@ -82,7 +82,7 @@ mod tests {
     use tokio::time::advance;
 
     use super::*;
-    use crate::resolve::message::{A, AAAA};
+    use crate::net::resolve::message::{A, AAAA};
 
     const S: Duration = Duration::from_secs(1);
     const MS: Duration = Duration::from_millis(1);

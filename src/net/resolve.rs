@@ -16,7 +16,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use tokio::time::Instant;
 
-use crate::engine::Reason;
+use crate::error::Failure;
 use crate::target::locality::is_localhost;
 use crate::target::{Endpoint, Host};
 use cache::CACHE;
@@ -26,7 +26,7 @@ use message::{Answer, A, AAAA};
 
 /// All socket addresses of an endpoint, in the order to try them. An IP literal is used as
 /// is; a name that does not resolve is "not ready", with the name in the reason.
-pub async fn resolve(endpoint: &Endpoint) -> Result<Vec<SocketAddr>, Reason> {
+pub async fn resolve(endpoint: &Endpoint) -> Result<Vec<SocketAddr>, Failure> {
     let ips = match &endpoint.host {
         Host::Ip(ip) => vec![*ip],
         Host::Name(name) => lookup(name).await?,
@@ -39,7 +39,7 @@ pub async fn resolve(endpoint: &Endpoint) -> Result<Vec<SocketAddr>, Reason> {
 
 /// Every address of `name`: from the hosts file if it lists the name, else from DNS. DNS
 /// trouble ends the lookup at the attempt's end, with the trouble as the reason.
-pub async fn lookup(name: &str) -> Result<Vec<IpAddr>, Reason> {
+pub async fn lookup(name: &str) -> Result<Vec<IpAddr>, Failure> {
     let mut listed = hosts::lookup(&etc::read(hosts::PATH), name);
     if is_localhost(name) {
         // RFC 6761: both loopbacks, even where the hosts file names one or none, so a server
@@ -78,8 +78,8 @@ pub async fn lookup(name: &str) -> Result<Vec<IpAddr>, Reason> {
         }
     }
     Err(match trouble {
-        None => format!("no such host {name}"),
-        Some(reason) => format!("cannot resolve {name} (DNS: {reason})"),
+        None => Failure::Dns(format!("no such host {name}")),
+        Some(reason) => Failure::Dns(format!("cannot resolve {name} (DNS: {reason})")),
     })
 }
 

@@ -7,14 +7,14 @@ use std::time::Duration;
 use tokio::time::{sleep, sleep_until, Instant};
 
 use super::state::{self, State};
+use super::{Legacy, OnNative};
 use crate::check::file::{FileWatch, Wake};
 use crate::check::offload::Lane;
 use crate::check::CheckWatch;
-use crate::cli::{OnNative, SidecarLegacyArgs};
 use crate::engine::humanize;
 use crate::engine::{NoWatch, Watch as _};
 use crate::exit::Exit;
-use crate::signal::Terminations;
+use crate::process::signal::Terminations;
 
 /// Re-read interval while file-system events are watched: events do the real work, this only
 /// covers a file system that never delivers them.
@@ -23,7 +23,7 @@ const POLL_WITH_EVENTS: Duration = Duration::from_secs(2);
 const POLL_WITHOUT_EVENTS: Duration = Duration::from_millis(100);
 
 /// Runs the legacy side: wait up to the grace period for `native`, then stand down or run.
-pub async fn run(args: SidecarLegacyArgs, mut signals: Terminations) -> Exit {
+pub async fn run(args: Legacy, mut signals: Terminations) -> Exit {
     let path = &args.state;
     // Watching before the first read, so a write between the read and the wait is not missed;
     // the state is content, and a hand-written one may be written in place. Reads queue in the
@@ -70,7 +70,7 @@ pub async fn run(args: SidecarLegacyArgs, mut signals: Terminations) -> Exit {
         path.display(),
         humanize(args.grace)
     );
-    crate::exec::exec(&args.command)
+    crate::process::exec::exec(&args.command)
 }
 
 /// The native copy runs the sidecar: this container has nothing left to do.

@@ -14,10 +14,10 @@ use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::atomic::{self, Step};
+use crate::error::describe_io;
 use crate::exit::Exit;
+use crate::process::atomic::{self, Step};
 use crate::redact;
-use crate::transport::describe_io;
 
 /// The name the binary gets inside DIR; the README's recipe runs `DIR/readygate`.
 const INSTALLED_NAME: &str = "readygate";

@@ -12,7 +12,7 @@ use tokio::time::{sleep, timeout};
 
 use crate::check::{http, Context, HttpMethod, Options};
 use crate::exit::Exit;
-use crate::signal::Listener;
+use crate::process::signal::Listener;
 use crate::target::HttpTarget;
 
 /// Reap even if a SIGCHLD was somehow not seen: a bound on how late an exit is noticed.
@@ -31,7 +31,7 @@ pub async fn supervise(
     let (program, args) = command.split_first().expect("a command was given");
     let mut child = Command::new(program);
     child.args(args);
-    crate::signal::restore_for(&mut child);
+    crate::process::signal::restore_for(&mut child);
     let exit = match child.spawn() {
         Ok(child) => {
             let pid = child.id() as libc::pid_t;
@@ -48,7 +48,7 @@ pub async fn supervise(
             exit
         }
         // The work ended all the same; the sidecar must still be told, or the pod never ends.
-        Err(err) => crate::exec::cannot_run(program, &err),
+        Err(err) => crate::process::exec::cannot_run(program, &err),
     };
     notify(url, attempt_timeout, options).await;
     exit

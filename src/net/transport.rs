@@ -11,8 +11,9 @@ use tokio::net::{TcpStream, UnixStream};
 use tokio::task::JoinSet;
 use tokio::time::{sleep, Instant};
 
-use crate::engine::Reason;
-use crate::resolve::resolve;
+use crate::error::describe_io;
+use crate::error::Failure;
+use crate::net::resolve::resolve;
 use crate::target::{Endpoint, Host};
 
 /// Any stream an HTTP or gRPC client can run over.
@@ -29,7 +30,7 @@ const NEXT_ADDRESS_AFTER: Duration = Duration::from_millis(250);
 
 /// Connects to the first address of `endpoint` that accepts, trying every address it resolves
 /// to; the error names the last failure.
-pub async fn connect_tcp(endpoint: &Endpoint) -> Result<TcpStream, Reason> {
+pub async fn connect_tcp(endpoint: &Endpoint) -> Result<TcpStream, Failure> {
     let addrs = match endpoint.host {
         Host::Ip(ip) => vec![SocketAddr::new(ip, endpoint.port)],
         Host::Name(_) => resolve(endpoint).await?,
@@ -39,7 +40,7 @@ pub async fn connect_tcp(endpoint: &Endpoint) -> Result<TcpStream, Reason> {
 
 /// Happy Eyeballs (RFC 8305): each address joins the race [`NEXT_ADDRESS_AFTER`] after the one
 /// before, or at once when one fails; the first to connect wins.
-async fn connect_any(addrs: &[SocketAddr], endpoint: &Endpoint) -> Result<TcpStream, Reason> {
+async fn connect_any(addrs: &[SocketAddr], endpoint: &Endpoint) -> Result<TcpStream, Failure> {
     let mut waiting = addrs.iter().copied();
     let mut connecting = JoinSet::new();
     let mut last = None;
@@ -67,7 +68,10 @@ async fn connect_any(addrs: &[SocketAddr], endpoint: &Endpoint) -> Result<TcpStr
     }
     match last {
         Some((addr, err)) => Err(connect_error(&addr, &err, addrs.len())),
-        None => Err(format!("no address to connect to for {}", endpoint.host)),
+        None => Err(Failure::Io(format!(
+            "no address to connect to for {}",
+            endpoint.host
+        ))),
     }
 }
 
@@ -80,78 +84,36 @@ async fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
 }
 
 /// `connection refused to 127.0.0.1:5432`, naming how many other addresses were tried.
-fn connect_error(addr: &SocketAddr, err: &io::Error, tried: usize) -> Reason {
-    let also = if tried > 1 {
-        format!(
-            " (and {} other address{})",
-            tried - 1,
-            if tried > 2 { "es" } else { "" }
-        )
-    } else {
-        String::new()
-    };
-    format!("{} to {addr}{also}", describe_io(err))
+fn connect_error(addr: &SocketAddr, err: &io::Error, tried: usize) -> Failure {
+    Failure::Connect {
+        addr: Some(*addr),
+        cause: describe_io(err),
+        tried,
+    }
 }
 
 /// Connects to a Unix stream socket.
-pub async fn connect_unix(path: &Path) -> Result<UnixStream, Reason> {
+pub async fn connect_unix(path: &Path) -> Result<UnixStream, Failure> {
     UnixStream::connect(path)
         .await
         .map_err(|err| match err.kind() {
-            io::ErrorKind::NotFound => format!("no socket at {} (no such file)", path.display()),
-            _ => format!("{} to socket {}", describe_io(&err), path.display()),
+            io::ErrorKind::NotFound => {
+                Failure::Io(format!("no socket at {} (no such file)", path.display()))
+            }
+            _ => Failure::Io(format!(
+                "{} to socket {}",
+                describe_io(&err),
+                path.display()
+            )),
         })
 }
 
 /// Opens the stream for an HTTP or gRPC request: through `unix_socket` if given, else TCP.
-pub async fn open(endpoint: &Endpoint, unix_socket: Option<&Path>) -> Result<BoxedIo, Reason> {
+pub async fn open(endpoint: &Endpoint, unix_socket: Option<&Path>) -> Result<BoxedIo, Failure> {
     match unix_socket {
         Some(path) => Ok(Box::new(connect_unix(path).await?)),
         None => Ok(Box::new(connect_tcp(endpoint).await?)),
     }
-}
-
-/// An I/O error in a few lower-case words, without the `(os error N)` noise.
-pub fn describe_io(err: &io::Error) -> String {
-    use io::ErrorKind::*;
-    let words = match err.kind() {
-        ConnectionRefused => "connection refused",
-        ConnectionReset => "connection reset",
-        ConnectionAborted => "connection aborted",
-        NotFound => "no such file",
-        PermissionDenied => "permission denied",
-        TimedOut => "timed out",
-        AddrNotAvailable => "address not available",
-        UnexpectedEof => "connection closed",
-        BrokenPipe => "connection closed",
-        _ => {
-            let text = err.to_string();
-            return match text.find(" (os error") {
-                Some(cut) => text[..cut].to_ascii_lowercase(),
-                None => text,
-            };
-        }
-    };
-    words.to_string()
-}
-
-/// An error with its chain of causes in a few words: I/O causes as [`describe_io`] puts them,
-/// repeated wording left out.
-pub fn describe_error(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let cause_text = match cause.downcast_ref::<io::Error>() {
-            Some(io) => describe_io(io),
-            None => cause.to_string(),
-        };
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]
@@ -174,7 +136,10 @@ mod tests {
         let err = connect_tcp(&endpoint(Host::Ip(Ipv4Addr::LOCALHOST.into()), port))
             .await
             .unwrap_err();
-        assert_eq!(err, format!("connection refused to 127.0.0.1:{port}"));
+        assert_eq!(
+            err.to_string(),
+            format!("connection refused to 127.0.0.1:{port}")
+        );
     }
 
     /// A listener whose accept queue is full: a further SYN to it is dropped, so a connect to
@@ -195,38 +160,6 @@ mod tests {
         panic!("the accept queue never filled");
     }
 
-    #[test]
-    fn connect_errors_name_the_address_and_how_many_others() {
-        let refused = io::Error::from_raw_os_error(libc::ECONNREFUSED);
-        let unreachable = io::Error::from_raw_os_error(libc::ENETUNREACH);
-        let a: SocketAddr = "127.0.0.1:1".parse().unwrap();
-        let b: SocketAddr = "[::1]:1".parse().unwrap();
-        let cases = [
-            (a, &refused, 1, "connection refused to 127.0.0.1:1"),
-            (
-                b,
-                &refused,
-                2,
-                "connection refused to [::1]:1 (and 1 other address)",
-            ),
-            (
-                b,
-                &unreachable,
-                2,
-                "network is unreachable to [::1]:1 (and 1 other address)",
-            ),
-            (
-                b,
-                &refused,
-                3,
-                "connection refused to [::1]:1 (and 2 other addresses)",
-            ),
-        ];
-        for (addr, err, count, text) in &cases {
-            assert_eq!(connect_error(addr, err, *count), *text);
-        }
-    }
-
     #[tokio::test]
     async fn several_addresses_answered_at_once_are_tried_in_order_without_waiting() {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
@@ -245,7 +178,7 @@ mod tests {
         );
         let err = connect_any(&[closed, closed], &name).await.unwrap_err();
         assert_eq!(
-            err,
+            err.to_string(),
             format!("connection refused to {closed} (and 1 other address)")
         );
     }
@@ -285,7 +218,8 @@ mod tests {
             .await
             .unwrap_err();
         assert!(
-            err.starts_with("connection refused to ") && err.contains(" other address"),
+            err.to_string().starts_with("connection refused to ")
+                && err.to_string().contains(" other address"),
             "{err}"
         );
     }

@@ -1,0 +1,213 @@
+//! Why an attempt failed: one type for every check kind, rendered once, in words a person can
+//! act on. A new kind picks the variant that fits; what a server said goes in
+//! [`Failure::Protocol`].
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+
+/// One attempt's failure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// No TCP connection: `connection refused to 127.0.0.1:5432 (and 1 other address)`.
+    Connect {
+        /// The last address tried; `None` where the target's own name shows it.
+        addr: Option<SocketAddr>,
+        /// What went wrong there, as [`describe_io`] says it.
+        cause: String,
+        /// How many addresses were tried in all.
+        tried: usize,
+    },
+    /// The name did not resolve, or the resolver failed: `no such host web`.
+    Dns(String),
+    /// An HTTP status outside `--status`.
+    Status(u16),
+    /// A body or file that does not hold what `--contains`/`--matches` asks.
+    Mismatch(String),
+    /// TLS set-up or handshake.
+    Tls(String),
+    /// A local fault: a missing file, a socket path, no thread to run on.
+    Io(String),
+    /// What the peer said or did in its protocol's terms: a server's own message, an answer
+    /// that is not the protocol's, an object's state.
+    Protocol(String),
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Connect { addr, cause, tried } => {
+                f.write_str(cause)?;
+                if let Some(addr) = addr {
+                    write!(f, " to {addr}")?;
+                }
+                match tried {
+                    0 | 1 => Ok(()),
+                    2 => write!(f, " (and 1 other address)"),
+                    n => write!(f, " (and {} other addresses)", n - 1),
+                }
+            }
+            Failure::Status(status) => write!(f, "status {status}"),
+            Failure::Dns(text)
+            | Failure::Mismatch(text)
+            | Failure::Tls(text)
+            | Failure::Io(text)
+            | Failure::Protocol(text) => f.write_str(text),
+        }
+    }
+}
+
+impl Failure {
+    /// The failure as shown next to the target named `name`: a connect failure does not repeat
+    /// the one address that name shows (`127.0.0.1:1: connection refused`), but keeps one the
+    /// name does not (`localhost:1: connection refused to [::1]:1`).
+    pub fn for_target(self, name: &str) -> Failure {
+        match self {
+            Failure::Connect {
+                addr: Some(addr),
+                cause,
+                tried: 1,
+            } if name.contains(&addr.to_string()) => Failure::Connect {
+                addr: None,
+                cause,
+                tried: 1,
+            },
+            other => other,
+        }
+    }
+}
+
+/// A failure said in free words: a protocol's reason.
+impl From<String> for Failure {
+    fn from(text: String) -> Failure {
+        Failure::Protocol(text)
+    }
+}
+
+/// A failure said in free words: a protocol's reason.
+impl From<&str> for Failure {
+    fn from(text: &str) -> Failure {
+        Failure::Protocol(text.to_string())
+    }
+}
+
+/// An I/O error in a few lower-case words, without the `(os error N)` noise.
+pub fn describe_io(err: &io::Error) -> String {
+    use io::ErrorKind::*;
+    let words = match err.kind() {
+        ConnectionRefused => "connection refused",
+        ConnectionReset => "connection reset",
+        ConnectionAborted => "connection aborted",
+        NotFound => "no such file",
+        PermissionDenied => "permission denied",
+        TimedOut => "timed out",
+        AddrNotAvailable => "address not available",
+        UnexpectedEof => "connection closed",
+        BrokenPipe => "connection closed",
+        _ => {
+            let text = err.to_string();
+            return match text.find(" (os error") {
+                Some(cut) => text[..cut].to_ascii_lowercase(),
+                None => text,
+            };
+        }
+    };
+    words.to_string()
+}
+
+/// An error with its chain of causes in a few words: I/O causes as [`describe_io`] puts them,
+/// repeated wording left out.
+pub fn describe_error(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let cause_text = match cause.downcast_ref::<io::Error>() {
+            Some(io) => describe_io(io),
+            None => cause.to_string(),
+        };
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connect_failures_name_the_address_and_how_many_others() {
+        let a: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let b: SocketAddr = "[::1]:1".parse().unwrap();
+        let connect = |addr, cause: &str, tried| Failure::Connect {
+            addr: Some(addr),
+            cause: cause.into(),
+            tried,
+        };
+        let cases = [
+            (
+                connect(a, "connection refused", 1),
+                "connection refused to 127.0.0.1:1",
+            ),
+            (
+                connect(b, "connection refused", 2),
+                "connection refused to [::1]:1 (and 1 other address)",
+            ),
+            (
+                connect(b, "network is unreachable", 3),
+                "network is unreachable to [::1]:1 (and 2 other addresses)",
+            ),
+        ];
+        for (failure, text) in cases {
+            assert_eq!(failure.to_string(), text);
+        }
+        assert_eq!(Failure::Status(503).to_string(), "status 503");
+    }
+
+    #[test]
+    fn a_failure_does_not_repeat_the_address_its_target_names() {
+        let refused = |to: &str, tried| Failure::Connect {
+            addr: Some(to.parse().unwrap()),
+            cause: "connection refused".into(),
+            tried,
+        };
+        for (name, failure, shown) in [
+            (
+                "127.0.0.1:1",
+                refused("127.0.0.1:1", 1),
+                "connection refused",
+            ),
+            (
+                "tcp://[::1]:80",
+                refused("[::1]:80", 1),
+                "connection refused",
+            ),
+            (
+                "http://127.0.0.1:8080/x",
+                refused("127.0.0.1:8080", 1),
+                "connection refused",
+            ),
+            // The name does not show the address: it stays.
+            (
+                "localhost:1",
+                refused("[::1]:1", 1),
+                "connection refused to [::1]:1",
+            ),
+            (
+                "http://127.0.0.1/",
+                refused("127.0.0.1:80", 1),
+                "connection refused to 127.0.0.1:80",
+            ),
+            (
+                "localhost:1",
+                refused("[::1]:1", 2),
+                "connection refused to [::1]:1 (and 1 other address)",
+            ),
+        ] {
+            assert_eq!(failure.for_target(name).to_string(), shown, "{name}");
+        }
+    }
+}

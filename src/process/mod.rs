@@ -1,0 +1,10 @@
+//! The process around the checks: exec of COMMAND, signals, `--on-exit` supervision,
+//! `install`, the sidecar handshake, and the descriptor limit.
+
+pub mod atomic;
+pub mod exec;
+pub mod fdlimit;
+pub mod install;
+pub mod sidecar;
+pub mod signal;
+pub mod supervise;
