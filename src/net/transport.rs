@@ -41,17 +41,30 @@ pub async fn connect_tcp(endpoint: &Endpoint) -> Result<TcpStream, Failure> {
 /// Happy Eyeballs (RFC 8305): each address joins the race [`NEXT_ADDRESS_AFTER`] after the one
 /// before, or at once when one fails; the first to connect wins.
 async fn connect_any(addrs: &[SocketAddr], endpoint: &Endpoint) -> Result<TcpStream, Failure> {
+    // One address (an IP literal, most targets): nothing to race.
+    if let [addr] = addrs {
+        return connect(*addr)
+            .await
+            .map_err(|err| connect_error(addr, &err, 1));
+    }
     let mut waiting = addrs.iter().copied();
     let mut connecting = JoinSet::new();
     let mut last = None;
-    let next_after = sleep(Duration::ZERO);
+    // The first address starts at once, the next when its turn comes or the one before fails.
+    let mut start_next = |connecting: &mut JoinSet<_>| {
+        if let Some(addr) = waiting.next() {
+            connecting.spawn(async move { (addr, connect(addr).await) });
+        }
+        waiting.len() > 0
+    };
+    let mut more = start_next(&mut connecting);
+    let next_after = sleep(NEXT_ADDRESS_AFTER);
     tokio::pin!(next_after);
     loop {
         // Cancellation: both arms are cancel-safe; dropping `connecting` aborts every connect.
         tokio::select! {
-            () = &mut next_after, if waiting.len() > 0 => {
-                let addr = waiting.next().expect("an address is waiting");
-                connecting.spawn(async move { (addr, connect(addr).await) });
+            () = &mut next_after, if more => {
+                more = start_next(&mut connecting);
                 next_after.as_mut().reset(Instant::now() + NEXT_ADDRESS_AFTER);
             }
             Some(joined) = connecting.join_next() => match joined {
@@ -59,7 +72,8 @@ async fn connect_any(addrs: &[SocketAddr], endpoint: &Endpoint) -> Result<TcpStr
                 Ok((addr, Err(err))) => {
                     last = Some((addr, err));
                     // A refusal is news at once: the next address need not wait its turn.
-                    next_after.as_mut().reset(Instant::now());
+                    more = start_next(&mut connecting);
+                    next_after.as_mut().reset(Instant::now() + NEXT_ADDRESS_AFTER);
                 }
                 Err(_) => {}
             },

@@ -20,7 +20,19 @@ static MASK_AT_START: AtomicU64 = AtomicU64::new(0);
 #[link_section = ".init_array"]
 static RECORD_AT_START: extern "C" fn() = record_at_start;
 
-/// The standard signals, the only ones a disposition is kept for.
+/// The signals whose disposition readygate changes (std ignores SIGPIPE; tokio's handlers take
+/// the others it listens for), and so must hand back; any other stays as it was across exec.
+const HANDLED: [libc::c_int; 7] = [
+    libc::SIGHUP,
+    libc::SIGINT,
+    libc::SIGPIPE,
+    libc::SIGTERM,
+    libc::SIGCHLD,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+];
+
+/// The standard signals, whose mask bits are kept.
 const STANDARD: std::ops::RangeInclusive<libc::c_int> = 1..=31;
 
 extern "C" fn record_at_start() {
@@ -31,13 +43,15 @@ extern "C" fn record_at_start() {
         let mut mask = MaybeUninit::<libc::sigset_t>::zeroed();
         let got_mask =
             libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), mask.as_mut_ptr()) == 0;
-        for signal in STANDARD {
+        for signal in HANDLED {
             let mut action = MaybeUninit::<libc::sigaction>::zeroed();
             if libc::sigaction(signal, std::ptr::null(), action.as_mut_ptr()) == 0
                 && action.assume_init_ref().sa_sigaction == libc::SIG_IGN
             {
                 ignored |= 1 << (signal - 1);
             }
+        }
+        for signal in STANDARD {
             if got_mask && libc::sigismember(mask.as_ptr(), signal) == 1 {
                 masked |= 1 << (signal - 1);
             }
