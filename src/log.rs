@@ -26,7 +26,8 @@ pub enum LogFormat {
     Json,
 }
 
-/// Installs the global subscriber; lines go to stderr, never stdout (reserved for `probe`).
+/// Installs the global subscriber; lines go to stderr through [`crate::output`] (never
+/// blocking, secrets hidden), never to stdout (reserved for `probe`).
 /// Only readygate's own events pass at the chosen level: the libraries below it (hyper, h2,
 /// rustls) speak at `warn` and above, so `-v` shows attempts, not HTTP/2 frames.
 pub fn init(settings: LogSettings) {
@@ -37,7 +38,7 @@ pub fn init(settings: LogSettings) {
 /// its own: only what [`Lazy`] enabled ever reaches it.
 fn build(settings: LogSettings) -> Dispatch {
     let builder = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(crate::output::LogLine::default)
         .with_max_level(settings.level)
         .with_target(false)
         .with_ansi(false)

@@ -13,6 +13,7 @@ mod header;
 mod log;
 mod matcher;
 mod net;
+mod output;
 mod percent;
 mod plan;
 mod process;
@@ -33,7 +34,9 @@ use exit::Exit;
 use plan::Plan;
 
 fn main() -> ExitCode {
-    ExitCode::from(readygate())
+    let status = readygate();
+    output::flush();
+    ExitCode::from(status)
 }
 
 /// Runs readygate (or the tool it was invoked as) and returns the exit status.

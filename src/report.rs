@@ -55,9 +55,8 @@ pub fn not_ready(plan: &Plan, report: &Report<Failure>, elapsed: std::time::Dura
     let lines = failures(plan, report);
     match plan.mode {
         Mode::Probe => {
-            let mut out = std::io::stdout().lock();
             for line in &lines {
-                let _ = writeln!(out, "{line}");
+                crate::output::stdout(line);
             }
         }
         Mode::Wait => {
@@ -78,9 +77,17 @@ pub fn not_ready(plan: &Plan, report: &Report<Failure>, elapsed: std::time::Dura
             Some(parent) => fs::create_dir_all(parent),
             None => Ok(()),
         }
-        .and_then(|()| fs::write(path, message));
+        .and_then(|()| open_regular(path))
+        .and_then(|mut file| {
+            file.set_len(0)?;
+            file.write_all(crate::redact::secrets(&message).as_bytes())
+        });
         if let Err(e) = written {
-            tracing::warn!("cannot write --termination-log {}: {e}", path.display());
+            tracing::warn!(
+                "cannot write --termination-log {}: {}",
+                path.display(),
+                crate::error::describe_io(&e)
+            );
         }
     }
 }
@@ -91,12 +98,35 @@ pub fn touch(path: &Path) -> Result<(), String> {
         fs::create_dir_all(parent)
             .map_err(|e| format!("cannot create --touch folder {}: {e}", parent.display()))?;
     }
-    OpenOptions::new()
+    open_regular(path).map(drop).map_err(|e| {
+        format!(
+            "cannot create --touch file {}: {}",
+            path.display(),
+            crate::error::describe_io(&e)
+        )
+    })
+}
+
+/// Opens (creating it if need be) a file to write, refusing anything but a regular file: the
+/// open is non-blocking, so a FIFO or a device named by mistake cannot hang readygate.
+fn open_regular(path: &Path) -> std::io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let not_regular =
+        || std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
+    let file = OpenOptions::new()
         .create(true)
         .append(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
-        .map(drop)
-        .map_err(|e| format!("cannot create --touch file {}: {e}", path.display()))
+        // A FIFO without a reader refuses a non-blocking writer with ENXIO.
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ENXIO) => not_regular(),
+            _ => e,
+        })?;
+    if !file.metadata()?.is_file() {
+        return Err(not_regular());
+    }
+    Ok(file)
 }
 
 /// The targets, comma-separated, for the start line.

@@ -1,10 +1,10 @@
-//! `say!`: a line on stderr that can never crash readygate. `eprintln!` panics (status 101)
-//! when stderr is a closed pipe; a readiness gate must exit with its own status instead.
+//! `say!`: a line on stderr that can never crash or block readygate, secrets hidden
+//! ([`crate::output`]). `eprintln!` panics (status 101) when stderr is a closed pipe, and
+//! blocks when nobody reads it.
 
-/// Writes one formatted line to stderr, ignoring a closed or full stderr.
+/// Writes one formatted line to stderr through [`crate::output`].
 macro_rules! say {
     ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        $crate::output::stderr(&format!($($arg)*));
     }};
 }

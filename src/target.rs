@@ -127,8 +127,9 @@ impl Target {
     pub fn parse(text: &str) -> Result<Target, String> {
         parse_kind(text).map_err(|reason| {
             format!(
-                "invalid target {}: {reason}",
-                quoted(&redact_userinfo(text))
+                "invalid target {}: {}",
+                quoted(&redact_userinfo(text)),
+                crate::redact::secret_pieces_hidden(text, &reason)
             )
         })
     }

@@ -14,6 +14,8 @@ pub fn exec(command: &[OsString]) -> Exit {
     let mut command = Command::new(program);
     command.args(args);
     crate::process::signal::restore_for(&mut command);
+    // Lines still queued would be lost with this process image.
+    crate::output::flush();
     let err = command.exec();
     // std resets SIGPIPE to its default before the exec; the exec failed, so ignore it again, or the message below would kill readygate (not exit 126/127) on a closed stderr.
     // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.

@@ -490,3 +490,144 @@ fn a_slow_file_target_does_not_hold_up_another_target() {
     .expect_code(0)
     .expect_faster_than(Duration::from_secs(5));
 }
+
+/// A pipe already full (nobody reads it): its write end for a child's stdout or stderr, and
+/// the read end, kept open so writes block rather than fail.
+fn full_pipe() -> (std::fs::File, std::fs::File) {
+    use std::io::Write;
+    use std::os::unix::io::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 returns.
+    assert_eq!(
+        unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) },
+        0
+    );
+    // SAFETY: both descriptors are fresh and owned here alone.
+    let (reader, mut writer) = unsafe {
+        (
+            std::fs::File::from_raw_fd(fds[0]),
+            std::fs::File::from_raw_fd(fds[1]),
+        )
+    };
+    while writer.write(&[b'.'; 4096]).is_ok() {}
+    // The child gets a blocking write end, as a shell's pipe would be.
+    // SAFETY: fcntl on our own descriptor.
+    unsafe { libc::fcntl(fds[1], libc::F_SETFL, 0) };
+    (reader, writer)
+}
+
+/// Runs `command` to its end, or kills it after `limit`: its status and how long it took.
+fn ended_within(command: &mut std::process::Command, limit: Duration) -> (Option<i32>, Duration) {
+    let started = std::time::Instant::now();
+    let mut child = command.spawn().expect("spawn readygate");
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status.code(), started.elapsed());
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return (None, started.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_stderr_or_stdout_nobody_reads_never_holds_the_deadline() {
+    use std::process::Stdio;
+    let closed = format!("tcp://{}", crate::support::closed_addr());
+    // `wait -v`: a line per attempt, to a full stderr.
+    let (_reader, writer) = full_pipe();
+    let mut wait = readygate(["wait", "-v", "-t", "1s", &closed]);
+    wait.stdout(Stdio::null()).stderr(writer);
+    let (code, took) = ended_within(&mut wait, Duration::from_secs(15));
+    assert_eq!(
+        code,
+        Some(1),
+        "wait with a full stderr: ended after {took:?}"
+    );
+    assert!(took < Duration::from_secs(1) + MARGIN, "took {took:?}");
+    // `probe` with many failures, to a full stdout.
+    let (_reader, writer) = full_pipe();
+    let targets: Vec<String> = (0..50).map(|_| closed.clone()).collect();
+    let mut probe = readygate(["probe"]);
+    probe.args(&targets).stdout(writer).stderr(Stdio::null());
+    let (code, took) = ended_within(&mut probe, Duration::from_secs(15));
+    assert_eq!(
+        code,
+        Some(1),
+        "probe with a full stdout: ended after {took:?}"
+    );
+    assert!(took < Duration::from_secs(1) + MARGIN, "took {took:?}");
+}
+
+#[test]
+fn a_sigterm_is_answered_while_stderr_is_full() {
+    use std::process::Stdio;
+    let closed = format!("tcp://{}", crate::support::closed_addr());
+    let (_reader, writer) = full_pipe();
+    let mut child = readygate(["wait", "-v", "-t", "60s", &closed])
+        .stdout(Stdio::null())
+        .stderr(writer)
+        .spawn()
+        .unwrap();
+    // Long enough for its first lines to be stuck behind the full pipe.
+    std::thread::sleep(Duration::from_millis(500));
+    let sent = std::time::Instant::now();
+    // SAFETY: kill(2) on our own child, not yet waited for.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let limit = Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if sent.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let took = sent.elapsed();
+    assert_eq!(status.and_then(|s| s.code()), Some(143), "after {took:?}");
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+}
+
+#[test]
+fn a_fifo_named_as_a_file_to_write_is_refused_not_waited_on() {
+    let dir = TempDir::new();
+    let fifo = dir.join("fifo");
+    let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    let closed = format!("tcp://{}", crate::support::closed_addr());
+    readygate([
+        "wait",
+        "-t",
+        "300ms",
+        "--termination-log",
+        fifo.to_str().unwrap(),
+        &closed,
+    ])
+    .outcome()
+    .expect_code(1)
+    .expect_stderr("cannot write --termination-log")
+    .expect_stderr("not a regular file")
+    .expect_faster_than(Duration::from_secs(5));
+    let ready = dir.join("ready");
+    std::fs::write(&ready, "").unwrap();
+    readygate([
+        "wait",
+        "-t",
+        "5s",
+        "--touch",
+        fifo.to_str().unwrap(),
+        ready.to_str().unwrap(),
+    ])
+    .outcome()
+    .expect_code(1)
+    .expect_stderr("cannot create --touch file")
+    .expect_stderr("not a regular file")
+    .expect_faster_than(Duration::from_secs(5));
+}

@@ -260,6 +260,12 @@ fn secrets_never_reach_the_usage_error_of_a_malformed_value() {
         "http://user:url-pass-7f3a@h/a b",
         "https://user:url-pass-7f3a@bad host/",
         "https://url-pass-7f3a@[zz]/",
+        // A password holding an unencoded `#`, `/` or `?` ends the authority early.
+        "http://user:url-pass-7f3a#x@127.0.0.1:1/",
+        "http://user:x/url-pass-7f3a@127.0.0.1:1/",
+        "http://user:url-pass-7f3a?x@127.0.0.1:1/",
+        // One slash after the scheme.
+        "http:/user:url-pass-7f3a@127.0.0.1:1/",
     ];
     for url in bad_urls {
         let outcome = readygate(["wait", url]).outcome();
@@ -274,6 +280,50 @@ fn secrets_never_reach_the_usage_error_of_a_malformed_value() {
         outcome.expect_code(2).expect_stderr("--on-exit");
         expect_no_secret(url, &outcome.stderr);
     }
+}
+
+#[test]
+fn a_url_given_as_another_options_value_is_redacted_in_the_usage_error() {
+    let url = "http://user:url-pass-7f3a@127.0.0.1:1/";
+    for option in [
+        "--timeout",
+        "--interval",
+        "--status",
+        "--method",
+        "--success-threshold",
+    ] {
+        let outcome = readygate(["wait", option, url, "db:1"]).outcome();
+        outcome
+            .expect_code(2)
+            .expect_stderr(option)
+            .expect_stderr("user:***@");
+        expect_no_secret(option, &outcome.stderr);
+    }
+    let outcome = readygate(["wait", "db:1"])
+        .env("READYGATE_TIMEOUT", url)
+        .outcome();
+    outcome.expect_code(2);
+    expect_no_secret("READYGATE_TIMEOUT", &outcome.stderr);
+}
+
+#[test]
+fn secret_query_values_never_reach_any_output() {
+    let server = HttpServer::start(|_, _| Answer::status(503));
+    for query in [
+        "token=url-pass-7f3a",
+        "api_key=url-pass-7f3a&page=2",
+        "X-Amz-Signature=url-pass-7f3a",
+        "sig=url-pass-7f3a",
+        "access_token=url-pass-7f3a",
+        "client_secret=url-pass-7f3a",
+    ] {
+        let url = format!("http://{}/ready?{query}", server.addr);
+        grep_all_output(&url, &[]);
+        let outcome = readygate(["probe", &url]).outcome();
+        outcome.expect_code(1).expect_stdout("=***");
+    }
+    // The request itself still carries the value.
+    assert!(server.seen()[0].path.contains("url-pass-7f3a"));
 }
 
 #[test]
