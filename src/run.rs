@@ -1,5 +1,7 @@
 //! `wait` and `probe`: run the plan's checks through the engine, then act on the outcome.
 
+use std::sync::Arc;
+
 use crate::check::{Check, Context};
 use crate::engine::{self, humanize};
 use crate::exit::Exit;
@@ -8,15 +10,30 @@ use crate::process::signal::Terminations;
 use crate::report;
 
 /// Runs a `wait` or `probe` plan to its exit status (or replaces the process with COMMAND).
+/// With `--on-exit`, every way it ends sends the notice: COMMAND's exit, but also readiness
+/// that never came or a signal, so a Job whose sidecar waits for it always completes.
 pub async fn wait_or_probe(mut plan: Plan) -> Exit {
-    let mut signals = Terminations::listen();
+    // Standing for COMMAND, readygate must not be ended by a signal COMMAND should get.
+    let mut signals = match plan.on_exit {
+        Some(_) => Terminations::forwarded(),
+        None => Terminations::listen(),
+    };
     let context = Context::new(std::mem::take(&mut plan.options));
+    let exit = run(&plan, &context, &mut signals).await;
+    if let Some(url) = &plan.on_exit {
+        let timeout = plan.policy.attempt_timeout;
+        crate::process::supervise::notify(url, timeout, &context.options).await;
+    }
+    exit
+}
+
+async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) -> Exit {
     if plan.disabled {
         tracing::info!("READYGATE_DISABLED is set: not waiting");
-        return ready(&plan, &context, &mut signals).await;
+        return ready(plan, signals).await;
     }
     let names = report::names(&plan.targets);
-    report::warn_of_commands(&plan);
+    report::warn_of_commands(plan);
     if plan.mode == Mode::Wait {
         let deadline = match plan.policy.deadline {
             Some(deadline) => format!("up to {}", humanize(deadline)),
@@ -43,17 +60,17 @@ pub async fn wait_or_probe(mut plan: Plan) -> Exit {
         }
     };
     if report.ready {
-        ready(&plan, &context, &mut signals).await
+        ready(plan, signals).await
     } else {
-        report::not_ready(&plan, &report, started.elapsed());
+        report::not_ready(plan, &report, started.elapsed());
         Exit::NotReady
     }
 }
 
 /// Everything that follows readiness: the marker file, then COMMAND (exec, or as a child with
-/// `--on-exit`) if any. A SIGTERM or SIGINT that came meanwhile still stops readygate: once
-/// COMMAND runs, one caught by readygate would be lost.
-async fn ready(plan: &Plan, context: &Context, signals: &mut Terminations) -> Exit {
+/// `--on-exit`) if any. A signal that came meanwhile still stops readygate: once COMMAND runs,
+/// one caught by readygate would be lost.
+async fn ready(plan: &Plan, signals: &mut Terminations) -> Exit {
     if let Some(path) = &plan.touch {
         if let Err(reason) = report::touch(path) {
             tracing::error!("{reason}");
@@ -68,11 +85,7 @@ async fn ready(plan: &Plan, context: &Context, signals: &mut Terminations) -> Ex
         return Exit::Signal(signal);
     }
     match &plan.on_exit {
-        Some(url) => {
-            let timeout = plan.policy.attempt_timeout;
-            crate::process::supervise::supervise(&plan.command, url, timeout, &context.options)
-                .await
-        }
+        Some(url) => crate::process::supervise::supervise(&plan.command, url, signals).await,
         None => crate::process::exec::exec(&plan.command),
     }
 }

@@ -12,11 +12,16 @@ use std::sync::{Arc, Mutex};
 
 use ::inotify::{WatchDescriptor, WatchMask};
 use tokio::sync::Notify;
+use tokio::time::{Duration, Instant};
 
 use crate::error::describe_io;
 use crate::error::Failure;
 use crate::matcher::{Matcher, MAX_BODY};
-use inotify::Hub;
+use inotify::{Hub, Subscriber};
+
+/// Least time between wake-ups caused by the folder's other entries: a folder written to
+/// constantly (logs) would otherwise have the target tried again on every event.
+const OTHERS_EVERY: Duration = Duration::from_millis(250);
 
 use super::offload::Lane;
 
@@ -81,8 +86,12 @@ pub enum Wake {
 /// the moment it appears. Looking for the folder and watching it are file-system calls: they
 /// run in the target's lane, never on the runtime's thread.
 pub struct FileWatch {
-    /// Woken by the folder's events, and after a re-aim to another folder.
+    /// Woken by the folder's events on the target's entry, and after a re-aim.
     wake: Arc<Notify>,
+    /// Woken by events on the folder's other entries.
+    others: Arc<Notify>,
+    /// When [`FileWatch::changed`] last returned, to space out wake-ups by other entries.
+    last: Option<Instant>,
     /// What the lane's jobs update.
     aim: Arc<Aim>,
     /// The target's lane.
@@ -99,6 +108,7 @@ struct Aim {
     /// The events asked for.
     mask: WatchMask,
     wake: Arc<Notify>,
+    others: Arc<Notify>,
     /// The folder watched now and its watch, once set.
     current: Mutex<Option<(PathBuf, WatchDescriptor)>>,
     /// A job to re-aim is queued or running.
@@ -110,12 +120,14 @@ impl FileWatch {
     /// kernel offers no events here (then the target is only polled).
     pub fn new(path: &Path, wake: Wake, lane: &Lane) -> Option<FileWatch> {
         let notify = Arc::new(Notify::new());
+        let others = Arc::new(Notify::new());
         let aim = Arc::new(Aim {
             hub: Hub::shared()?,
             path: path.to_path_buf(),
             parent: parent_of(path),
             mask: inotify::mask(wake),
             wake: Arc::clone(&notify),
+            others: Arc::clone(&others),
             current: Mutex::new(None),
             pending: AtomicBool::new(true),
         });
@@ -123,6 +135,8 @@ impl FileWatch {
         lane.start(move || job.aim());
         Some(FileWatch {
             wake: notify,
+            others,
+            last: None,
             aim,
             lane: lane.clone(),
         })
@@ -130,7 +144,21 @@ impl FileWatch {
 
     /// Resolves after the next change in the watched folder.
     pub async fn changed(&mut self) {
-        self.wake.notified().await;
+        // Cancellation: both arms are cancel-safe; a wake-up that is not taken stays stored.
+        tokio::select! {
+            () = self.wake.notified() => {}
+            () = self.others.notified() => {
+                // Another entry of a busy folder (a log being written): at most one wake-up
+                // per OTHERS_EVERY, unless the target's own entry changes meanwhile.
+                if let Some(last) = self.last {
+                    tokio::select! {
+                        () = tokio::time::sleep_until(last + OTHERS_EVERY) => {}
+                        () = self.wake.notified() => {}
+                    }
+                }
+            }
+        }
+        self.last = Some(Instant::now());
         if self.aim.may_move() && !self.aim.pending.swap(true, Ordering::AcqRel) {
             let job = Arc::clone(&self.aim);
             self.lane.start(move || job.aim());
@@ -152,7 +180,12 @@ impl Aim {
         let mut current = self.current.lock().expect("watch lock");
         let old = current.as_ref().map(|(_, wd)| wd);
         let first = old.is_none();
-        if self.hub.subscribe(&self.wake, old, wd.clone()) && !first {
+        let subscriber = Subscriber {
+            own: Arc::clone(&self.wake),
+            others: Arc::clone(&self.others),
+            name: entry_below(&folder, &self.path),
+        };
+        if self.hub.subscribe(subscriber, old, wd.clone()) && !first {
             self.wake.notify_one();
         }
         *current = Some((folder, wd));
@@ -175,6 +208,23 @@ impl Drop for Aim {
         if let Some((_, wd)) = self.current.get_mut().ok().and_then(Option::take) {
             self.hub.unsubscribe(&self.wake, &wd);
         }
+    }
+}
+
+/// The entry of `folder` that `path` goes through: the file itself when `folder` is its
+/// parent, else the next folder down; `None` when that cannot be told (events then all count).
+fn entry_below(folder: &Path, path: &Path) -> Option<std::ffi::OsString> {
+    let rest = match path.strip_prefix(folder) {
+        Ok(rest) => rest,
+        Err(_) if folder == Path::new(".") => path,
+        Err(_) => return None,
+    };
+    match rest
+        .components()
+        .find(|c| !matches!(c, std::path::Component::CurDir))?
+    {
+        std::path::Component::Normal(name) => Some(name.to_os_string()),
+        _ => None,
     }
 }
 

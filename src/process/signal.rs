@@ -5,6 +5,7 @@ use std::mem::MaybeUninit;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
 
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
@@ -99,38 +100,83 @@ impl Listener {
 
     /// Resolves when the signal arrives.
     pub async fn recv(&mut self) {
-        if let Some(signal) = &mut self.0 {
-            if signal.recv().await.is_some() {
-                return;
-            }
+        std::future::poll_fn(|cx| self.poll(cx)).await
+    }
+
+    /// Ready when the signal has arrived; cancel-safe, as tokio's `Signal::poll_recv`.
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        match &mut self.0 {
+            Some(signal) => match signal.poll_recv(cx) {
+                Poll::Ready(Some(())) => Poll::Ready(()),
+                Poll::Ready(None) | Poll::Pending => Poll::Pending,
+            },
+            None => Poll::Pending,
         }
-        std::future::pending().await
     }
 }
 
-/// Listens for SIGTERM and SIGINT from the moment it is created: readygate is often PID 1,
-/// where a signal without a handler is ignored.
+/// The signals that end readygate when it stands for COMMAND (`--on-exit`), so that they are
+/// passed on to COMMAND instead of killing readygate and orphaning it: every signal whose
+/// default action ends a process and that comes from outside — SIGHUP, SIGINT, SIGQUIT,
+/// SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO, SIGPWR and the real-time
+/// signals. Left out: faults the kernel raises in readygate itself (SIGSEGV, SIGBUS, SIGFPE,
+/// SIGILL, SIGTRAP, SIGSYS, SIGABRT) and its own resource limits (SIGXCPU, SIGXFSZ), which
+/// must still end readygate; SIGPIPE, which readygate ignores; and the signals whose default
+/// does not end a process (SIGCHLD, SIGWINCH, SIGURG, SIGCONT, the stop signals).
+pub fn forwarded() -> Vec<libc::c_int> {
+    let mut numbers = vec![
+        libc::SIGHUP,
+        libc::SIGINT,
+        libc::SIGQUIT,
+        libc::SIGTERM,
+        libc::SIGUSR1,
+        libc::SIGUSR2,
+        libc::SIGALRM,
+        libc::SIGVTALRM,
+        libc::SIGPROF,
+        libc::SIGIO,
+        libc::SIGPWR,
+    ];
+    numbers.extend(libc::SIGRTMIN()..=libc::SIGRTMAX());
+    numbers
+}
+
+/// Listens for the signals that stop readygate from the moment it is created: readygate is
+/// often PID 1, where a signal without a handler is ignored.
 pub struct Terminations {
-    term: Listener,
-    int: Listener,
+    /// Each signal with its stream.
+    listeners: Vec<(libc::c_int, Listener)>,
 }
 
 impl Terminations {
-    /// Starts listening; call before any waiting so no signal is missed.
+    /// SIGTERM and SIGINT; call before any waiting so no signal is missed.
     pub fn listen() -> Terminations {
+        Terminations::of(&[libc::SIGTERM, libc::SIGINT])
+    }
+
+    /// Every signal of [`forwarded`]: for a readygate that stands for COMMAND.
+    pub fn forwarded() -> Terminations {
+        Terminations::of(&forwarded())
+    }
+
+    fn of(numbers: &[libc::c_int]) -> Terminations {
         Terminations {
-            term: Listener::new(libc::SIGTERM),
-            int: Listener::new(libc::SIGINT),
+            listeners: numbers.iter().map(|&n| (n, Listener::new(n))).collect(),
         }
     }
 
-    /// Resolves with the signal number (15 or 2) when one arrives.
+    /// Resolves with the signal's number when one arrives.
     pub async fn next(&mut self) -> i32 {
-        // Cancellation: both arms are cancel-safe; a signal that arrives meanwhile stays queued.
-        tokio::select! {
-            () = self.term.recv() => libc::SIGTERM,
-            () = self.int.recv() => libc::SIGINT,
-        }
+        // Cancellation: polling is cancel-safe; a signal that arrives meanwhile stays queued.
+        std::future::poll_fn(|cx| {
+            for (number, listener) in &mut self.listeners {
+                if listener.poll(cx).is_ready() {
+                    return Poll::Ready(*number);
+                }
+            }
+            Poll::Pending
+        })
+        .await
     }
 
     /// A signal that has already arrived, without waiting.

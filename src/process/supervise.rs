@@ -1,8 +1,10 @@
 //! `wait --on-exit URL -- COMMAND`: COMMAND runs as a child instead of replacing readygate, so
 //! that when it ends readygate can tell an old-style sidecar to stop (`POST URL`) and a Job can
-//! complete. readygate stays a faithful stand-in for COMMAND meanwhile: it forwards the
-//! signals a container gets, passes COMMAND's exit status through, and, as PID 1, reaps the
-//! orphans the kernel hands it.
+//! complete. The notice is sent on every exit of this mode — also when readiness never came or
+//! a signal stopped the wait — so a Job's sidecar always hears that the work is over.
+//! readygate stays a faithful stand-in for COMMAND meanwhile: it forwards the signals that
+//! would end it, passes COMMAND's exit status through, and, as PID 1, reaps the orphans the
+//! kernel hands it.
 
 use std::ffi::OsString;
 use std::process::Command;
@@ -12,27 +14,22 @@ use tokio::time::{sleep, timeout};
 
 use crate::check::{http, Context, HttpMethod, Options};
 use crate::exit::Exit;
-use crate::process::signal::Listener;
+use crate::process::signal::{Listener, Terminations};
 use crate::target::HttpTarget;
 
 /// Reap even if a SIGCHLD was somehow not seen: a bound on how late an exit is noticed.
 const REAP_POLL: Duration = Duration::from_secs(1);
 
-/// Runs COMMAND as a child to its end, then sends `POST url` (bounded by `attempt_timeout`;
-/// a failure is logged, never fatal) and returns COMMAND's exit status.
-pub async fn supervise(
-    command: &[OsString],
-    url: &HttpTarget,
-    attempt_timeout: Duration,
-    options: &Options,
-) -> Exit {
-    // Listening before the child exists, so no signal or exit is missed.
-    let mut signals = Signals::listen();
+/// Runs COMMAND as a child to its end, forwarding `signals` to it, and returns its exit
+/// status; the caller sends the notice ([`notify`]) afterwards, as on every exit of this mode.
+pub async fn supervise(command: &[OsString], url: &HttpTarget, signals: &mut Terminations) -> Exit {
+    // Listening before the child exists, so no exit is missed.
+    let mut exits = Listener::new(libc::SIGCHLD);
     let (program, args) = command.split_first().expect("a command was given");
     let mut child = Command::new(program);
     child.args(args);
     crate::process::signal::restore_for(&mut child);
-    let exit = match child.spawn() {
+    match child.spawn() {
         Ok(child) => {
             let pid = child.id() as libc::pid_t;
             tracing::info!(
@@ -40,63 +37,31 @@ pub async fn supervise(
                 crate::redact::quoted(&program.to_string_lossy()),
                 shown(url)
             );
-            let exit = wait(pid, &mut signals).await;
+            let exit = wait(pid, signals, &mut exits).await;
             match &exit {
                 Exit::Signal(n) => tracing::info!("the command was killed by signal {n}"),
                 other => tracing::info!("the command exited with status {}", other.code()),
             }
             exit
         }
-        // The work ended all the same; the sidecar must still be told, or the pod never ends.
         Err(err) => crate::process::exec::cannot_run(program, &err),
-    };
-    notify(url, attempt_timeout, options).await;
-    exit
-}
-
-/// The signals a supervisor handles: child exits, and those it passes on to the child.
-struct Signals {
-    /// A child (COMMAND, or an orphan handed to PID 1) has exited.
-    child: Listener,
-    /// Passed on: the kubelet stopping the container.
-    term: Listener,
-    /// Passed on: Ctrl-C.
-    int: Listener,
-    /// Passed on: a reload request, by convention.
-    hup: Listener,
-}
-
-impl Signals {
-    fn listen() -> Signals {
-        Signals {
-            child: Listener::new(libc::SIGCHLD),
-            term: Listener::new(libc::SIGTERM),
-            int: Listener::new(libc::SIGINT),
-            hup: Listener::new(libc::SIGHUP),
-        }
-    }
-
-    /// The next thing to act on: `Some(N)` is signal N to forward; `None` means a child may
-    /// have exited (a SIGCHLD, or the poll interval passed).
-    async fn next(&mut self) -> Option<i32> {
-        // Cancellation: every arm is cancel-safe; a signal that arrives meanwhile stays queued.
-        tokio::select! {
-            () = self.term.recv() => Some(libc::SIGTERM),
-            () = self.int.recv() => Some(libc::SIGINT),
-            () = self.hup.recv() => Some(libc::SIGHUP),
-            () = self.child.recv() => None,
-            () = sleep(REAP_POLL) => None,
-        }
     }
 }
 
 /// Waits for COMMAND to exit, forwarding signals to it and reaping every other child.
-async fn wait(pid: libc::pid_t, signals: &mut Signals) -> Exit {
+async fn wait(pid: libc::pid_t, signals: &mut Terminations, exits: &mut Listener) -> Exit {
     loop {
         if let Some(exit) = reap(pid) {
             return exit;
         }
-        if let Some(number) = signals.next().await {
+        // Cancellation: every arm is cancel-safe; a signal that arrives meanwhile stays queued.
+        let forward = tokio::select! {
+            number = signals.next() => Some(number),
+            // A child (COMMAND, or an orphan handed to PID 1) may have exited.
+            () = exits.recv() => None,
+            () = sleep(REAP_POLL) => None,
+        };
+        if let Some(number) = forward {
             tracing::info!("forwarding signal {number} to the command");
             // SAFETY: kill(2) on the pid we spawned and have not reaped yet, so it cannot
             // have been recycled for another process.
@@ -136,8 +101,9 @@ fn decode(status: libc::c_int) -> Exit {
     }
 }
 
-/// Sends `POST url` over a fresh connection, bounded by `attempt_timeout`, and logs how it went.
-async fn notify(url: &HttpTarget, attempt_timeout: Duration, options: &Options) {
+/// Sends `POST url` over a fresh connection, bounded by `attempt_timeout`, and logs how it
+/// went; a failure is never fatal.
+pub async fn notify(url: &HttpTarget, attempt_timeout: Duration, options: &Options) {
     // Only TLS trust applies to the notice; headers, method and --unix-socket are the targets'.
     let context = Context::new(Options {
         method: HttpMethod::Post,

@@ -631,3 +631,53 @@ fn a_fifo_named_as_a_file_to_write_is_refused_not_waited_on() {
     .expect_stderr("not a regular file")
     .expect_faster_than(Duration::from_secs(5));
 }
+
+/// CPU time (user + system) the process `pid` has used so far.
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as u64;
+    Duration::from_millis(ticks * 1000 / per_second)
+}
+
+#[test]
+fn a_busy_folder_does_not_make_a_file_target_retry_on_every_event() {
+    // A log folder with constant writes to another file: a `--contains` file target is tried
+    // again at once only for events on its own name; the others are rate-limited.
+    let dir = TempDir::new();
+    let target = dir.join("ready");
+    std::fs::write(&target, "not yet").unwrap();
+    let mut running = crate::support::Running::spawn(&mut readygate([
+        "wait",
+        "-t",
+        "60s",
+        "--contains",
+        "READY",
+        target.to_str().unwrap(),
+    ]));
+    running.line("waiting up to");
+    let pid = running.pid();
+    let before = cpu_time(pid);
+    let started = std::time::Instant::now();
+    let mut writes = 0u32;
+    {
+        use std::io::Write;
+        let mut log = std::fs::File::create(dir.join("busy.log")).unwrap();
+        while started.elapsed() < Duration::from_secs(2) {
+            log.write_all(b"a line of log\n").unwrap();
+            writes += 1;
+        }
+    }
+    let used = cpu_time(pid) - before;
+    eprintln!("{writes} writes to another file in 2 s: readygate used {used:?} of CPU");
+    assert!(
+        used < Duration::from_millis(300),
+        "used {used:?} for {writes} writes elsewhere"
+    );
+    std::fs::write(&target, "READY").unwrap();
+    running.line("ready after");
+    assert_eq!(running.finish().code, Some(0));
+}

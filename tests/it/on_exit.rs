@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::support::http::{Answer, HttpServer};
-use crate::support::run::{finish, RunExt};
-use crate::support::{closed_addr, readygate, require, wait_for_path, TempDir};
+use crate::support::run::RunExt;
+use crate::support::{closed_addr, readygate, require, wait_for_path, Running, TempDir};
 
 /// A server standing for the sidecar's shutdown endpoint; it notes whether `marker` (the
 /// command's last act) existed when each request arrived.
@@ -77,8 +77,16 @@ fn a_command_killed_by_a_signal_exits_128_plus_n() {
 }
 
 #[test]
-fn sigterm_and_sighup_sent_to_readygate_reach_the_command() {
-    for (signal, name, code) in [(libc::SIGTERM, "TERM", 42), (libc::SIGHUP, "HUP", 43)] {
+fn every_terminating_signal_sent_to_readygate_reaches_the_command() {
+    for (signal, name, code) in [
+        (libc::SIGTERM, "TERM", 42),
+        (libc::SIGHUP, "HUP", 43),
+        (libc::SIGINT, "INT", 44),
+        (libc::SIGUSR1, "USR1", 45),
+        (libc::SIGUSR2, "USR2", 46),
+        (libc::SIGQUIT, "QUIT", 47),
+        (libc::SIGALRM, "ALRM", 48),
+    ] {
         let dir = TempDir::new();
         let (started, got) = (dir.join("started"), dir.join("got"));
         let (server, _) = sidecar(&got);
@@ -88,18 +96,70 @@ fn sigterm_and_sighup_sent_to_readygate_reach_the_command() {
             got = got.display(),
             started = started.display()
         );
-        let (child, begun) = readygate(["wait", "--on-exit", &server.url("/stop"), &tcp(&server)])
-            .args(["--", "sh", "-c", &script])
-            .spawn_captured();
+        let mut running = Running::spawn(
+            readygate(["wait", "--on-exit", &server.url("/stop"), &tcp(&server)])
+                .args(["--", "sh", "-c", &script]),
+        );
         wait_for_path(&started);
-        // SAFETY: kill(2) on our own child, not yet waited for.
-        assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
-        let outcome = finish(child, begun);
+        running.signal(signal);
+        let outcome = running.finish();
+        assert_eq!(outcome.code, Some(code), "SIG{name}: {outcome:#?}");
         outcome
-            .expect_code(code)
             .expect_stderr(&format!("forwarding signal {signal}"))
             .expect_faster_than(Duration::from_secs(10));
         assert_eq!(std::fs::read_to_string(&got).unwrap().trim(), name);
+        expect_one_post(&server, "/stop");
+    }
+}
+
+#[test]
+fn the_sidecar_is_told_when_readiness_never_comes() {
+    let dir = TempDir::new();
+    let (server, _) = sidecar(&dir.join("unused"));
+    let marker = dir.join("ran");
+    let closed = format!("tcp://{}", closed_addr());
+    readygate([
+        "wait",
+        "-t",
+        "300ms",
+        "--on-exit",
+        &server.url("/stop"),
+        &closed,
+    ])
+    .args(["--", "touch", marker.to_str().unwrap()])
+    .outcome()
+    .expect_code(1)
+    .expect_stderr("POST")
+    .expect_faster_than(Duration::from_secs(5));
+    expect_one_post(&server, "/stop");
+    assert!(!marker.exists(), "the command ran though not ready");
+}
+
+#[test]
+fn the_sidecar_is_told_when_a_signal_stops_the_wait() {
+    // SIGUSR1 would end a readygate without a handler; standing for COMMAND it is caught.
+    for (signal, code) in [(libc::SIGTERM, 143), (libc::SIGUSR1, 128 + libc::SIGUSR1)] {
+        let dir = TempDir::new();
+        let (server, _) = sidecar(&dir.join("unused"));
+        let closed = format!("tcp://{}", closed_addr());
+        let mut running = Running::spawn(
+            readygate([
+                "wait",
+                "-t",
+                "60s",
+                "--on-exit",
+                &server.url("/stop"),
+                &closed,
+            ])
+            .args(["--", "true"]),
+        );
+        running.line("waiting up to");
+        running.signal(signal);
+        let outcome = running.finish();
+        assert_eq!(outcome.code, Some(code), "signal {signal}: {outcome:#?}");
+        outcome
+            .expect_stderr(&format!("stopped by signal {signal}"))
+            .expect_faster_than(Duration::from_secs(10));
         expect_one_post(&server, "/stop");
     }
 }
@@ -210,9 +270,9 @@ fn as_pid_1_orphans_are_reaped() {
 #[test]
 fn a_signal_is_forwarded_even_while_an_earlier_check_still_runs_on_its_thread() {
     // A file check whose regex takes seconds is still running on its worker thread when the
-    // other target is ready and COMMAND starts (a TCP check ignores `--matches`). SIGHUP, blocked and read on the main thread,
-    // must not be delivered to that worker instead, where its default action would stop
-    // readygate rather than reach COMMAND.
+    // other target is ready and COMMAND starts (a TCP check ignores `--matches`). SIGHUP must
+    // reach COMMAND whichever of readygate's threads the kernel delivers it to: handlers are
+    // process-wide, never a mask on one thread that another could miss.
     let dir = TempDir::new();
     let words = dir.join("words");
     std::fs::write(&words, vec![b'x'; 1 << 20]).unwrap();
@@ -225,15 +285,17 @@ fn a_signal_is_forwarded_even_while_an_earlier_check_still_runs_on_its_thread() 
         started = started.display()
     );
     // The file comes first, so its check is under way before the TCP target is found ready.
-    let (child, begun) = readygate(["wait", "--any", "--on-exit", &server.url("/stop")])
-        .args(["--matches", r"(\w+\s*){1,20}READY", words.to_str().unwrap()])
-        .args([&tcp(&server), "--", "sh", "-c", &script])
-        .spawn_captured();
+    let mut running = Running::spawn(
+        readygate(["wait", "--any", "--on-exit", &server.url("/stop")])
+            .args(["--matches", r"(\w+\s*){1,20}READY", words.to_str().unwrap()])
+            .args([&tcp(&server), "--", "sh", "-c", &script]),
+    );
     wait_for_path(&started);
-    // SAFETY: kill(2) on our own child, not yet waited for.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGHUP) }, 0);
-    finish(child, begun)
-        .expect_code(43)
+    running.signal(libc::SIGHUP);
+    // Bounded: a lost signal fails the test instead of hanging it.
+    let outcome = running.finish();
+    assert_eq!(outcome.code, Some(43), "{outcome:#?}");
+    outcome
         .expect_stderr("forwarding signal 1")
         .expect_faster_than(Duration::from_secs(10));
 }

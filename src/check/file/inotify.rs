@@ -3,6 +3,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
@@ -23,9 +24,13 @@ pub fn mask(wake: Wake) -> WatchMask {
         | WatchMask::DELETE
         | WatchMask::DELETE_SELF
         | WatchMask::MOVE_SELF;
+    // Content is taken as written when its writer closes it (or renames it into place), not
+    // on every write(2): a log in the same folder, written line by line and never closed,
+    // would otherwise be an event per line. A writer that keeps the target open is seen by
+    // the polling that goes on meanwhile.
     match wake {
         Wake::OnEntries => entries,
-        Wake::OnContent => entries | WatchMask::CLOSE_WRITE | WatchMask::MODIFY | WatchMask::ATTRIB,
+        Wake::OnContent => entries | WatchMask::CLOSE_WRITE | WatchMask::ATTRIB,
     }
 }
 
@@ -40,11 +45,32 @@ pub struct Hub {
     reader: AbortHandle,
 }
 
+/// Who to wake for a folder's events, and for which entry.
+#[derive(Clone)]
+pub struct Subscriber {
+    /// Woken by events on `name` or on the folder itself: the target may have changed.
+    pub own: Arc<Notify>,
+    /// Woken by events on the folder's other entries: the watch rate-limits these.
+    pub others: Arc<Notify>,
+    /// The entry the target depends on (its file, or the next folder down its path); `None`:
+    /// every event is its own.
+    pub name: Option<OsString>,
+}
+
+impl Subscriber {
+    fn wake(&self, entry: Option<&OsStr>) {
+        match (&self.name, entry) {
+            (Some(name), Some(entry)) if name != entry => self.others.notify_one(),
+            _ => self.own.notify_one(),
+        }
+    }
+}
+
 /// One watched folder.
 #[derive(Default)]
 struct Folder {
     /// Who to wake on its events.
-    subscribers: Vec<Arc<Notify>>,
+    subscribers: Vec<Subscriber>,
     /// The folder was moved away: the path may name another folder now.
     moved: bool,
 }
@@ -89,17 +115,24 @@ impl Hub {
         self.watches.clone().add(folder, mask | WatchMask::MASK_ADD)
     }
 
-    /// Moves `wake` from the watch `old` to `new`; `false` when it was already on `new`.
+    /// Moves `subscriber` (known by its `own`) from the watch `old` to `new`; `false` when it
+    /// was already on `new`.
     pub fn subscribe(
         &self,
-        wake: &Arc<Notify>,
+        subscriber: Subscriber,
         old: Option<&WatchDescriptor>,
         new: WatchDescriptor,
     ) -> bool {
+        let wake = &subscriber.own;
         let mut folders = self.folders.lock().expect("folders lock");
         if old == Some(&new) {
             if let Some(folder) = folders.get_mut(&new) {
-                if holds(folder, wake) {
+                if let Some(held) = folder
+                    .subscribers
+                    .iter_mut()
+                    .find(|s| Arc::ptr_eq(&s.own, wake))
+                {
+                    *held = subscriber;
                     let moved = std::mem::take(&mut folder.moved);
                     return moved;
                 }
@@ -110,9 +143,8 @@ impl Hub {
         }
         let folder = folders.entry(new).or_default();
         folder.moved = false;
-        if !holds(folder, wake) {
-            folder.subscribers.push(Arc::clone(wake));
-        }
+        folder.subscribers.retain(|s| !Arc::ptr_eq(&s.own, wake));
+        folder.subscribers.push(subscriber);
         true
     }
 
@@ -151,7 +183,9 @@ impl Hub {
         let Some(folder) = folders.get_mut(old) else {
             return;
         };
-        folder.subscribers.retain(|other| !Arc::ptr_eq(other, wake));
+        folder
+            .subscribers
+            .retain(|other| !Arc::ptr_eq(&other.own, wake));
         if folder.subscribers.is_empty() {
             folders.remove(old);
             let _ = self.watches.clone().remove(old.clone());
@@ -169,7 +203,7 @@ fn holds(folder: &Folder, wake: &Arc<Notify>) -> bool {
     folder
         .subscribers
         .iter()
-        .any(|other| Arc::ptr_eq(other, wake))
+        .any(|other| Arc::ptr_eq(&other.own, wake))
 }
 
 /// Reads events until the hub stops, waking each event's folder's subscribers. On a read
@@ -190,14 +224,14 @@ async fn read(
                 if event.mask.contains(EventMask::Q_OVERFLOW) {
                     // Events were lost: every folder may have changed.
                     for folder in folders.values() {
-                        folder.subscribers.iter().for_each(|wake| wake.notify_one());
+                        folder.subscribers.iter().for_each(|s| s.own.notify_one());
                     }
                     continue;
                 }
                 let Some(folder) = folders.get_mut(&event.wd) else {
                     continue;
                 };
-                folder.subscribers.iter().for_each(|wake| wake.notify_one());
+                folder.subscribers.iter().for_each(|s| s.wake(event.name));
                 if event.mask.contains(EventMask::IGNORED) {
                     // The kernel dropped the watch (the folder is gone): its subscribers
                     // find it missing and look for the nearest folder again.
@@ -222,8 +256,9 @@ mod tests {
 
     #[test]
     fn existence_alone_is_not_woken_by_writes() {
-        let content = WatchMask::CLOSE_WRITE | WatchMask::MODIFY | WatchMask::ATTRIB;
+        let content = WatchMask::CLOSE_WRITE | WatchMask::ATTRIB;
         assert!(!mask(Wake::OnEntries).intersects(content));
+        assert!(!mask(Wake::OnContent).contains(WatchMask::MODIFY));
         assert!(mask(Wake::OnContent).contains(content | mask(Wake::OnEntries)));
     }
 }
