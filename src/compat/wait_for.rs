@@ -32,12 +32,15 @@ pub fn main(argv0: &str, args: Vec<OsString>) -> u8 {
             if let Some(complaint) = complaint {
                 say!("{complaint}");
             }
-            use std::io::Write as _;
-            let _ = write!(std::io::stderr(), "{}", usage(argv0));
+            let usage = usage(argv0);
+            crate::output::stderr(usage.strip_suffix('\n').unwrap_or(&usage));
             return status;
         }
         Invocation::Version => {
-            println!("{SCRIPT_VERSION} (readygate {})", env!("CARGO_PKG_VERSION"));
+            crate::output::stdout(&format!(
+                "{SCRIPT_VERSION} (readygate {})",
+                env!("CARGO_PKG_VERSION")
+            ));
             return 0;
         }
         Invocation::Wait(plan) => plan,

@@ -44,10 +44,8 @@ pub fn main(cmdname: &str, args: Vec<OsString>) -> u8 {
             if let Some(complaint) = complaint {
                 say!("{complaint}");
             }
-            {
-                use std::io::Write as _;
-                let _ = write!(std::io::stderr(), "{}", usage(cmdname));
-            }
+            let usage = usage(cmdname);
+            crate::output::stderr(usage.strip_suffix('\n').unwrap_or(&usage));
             return USAGE;
         }
         Invocation::Wait(plan) => plan,
