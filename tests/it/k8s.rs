@@ -455,3 +455,31 @@ fn an_answer_past_the_cap_is_not_read_to_its_end() {
         .expect_stdout("k8s://job/migrate: the API server's answer is over 4 MiB");
     out.expect_memory_under(20);
 }
+
+/// Replaces `path` by a FIFO nobody writes to.
+fn fifo_in_place_of(path: &std::path::Path) {
+    let _ = std::fs::remove_file(path);
+    let name = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+}
+
+#[test]
+fn a_token_or_namespace_file_that_is_a_fifo_cannot_hang_the_wait() {
+    let api = server();
+    api.put(kube::job(OWN_NAMESPACE, "migrate", JobState::Complete));
+    // The namespace is read when the plan is made: a FIFO there must not stall the start.
+    fifo_in_place_of(&api.account_dir().join("namespace"));
+    fifo_in_place_of(&api.account_dir().join("token"));
+    // Bounded: a hang fails the test instead of holding it.
+    let out = crate::support::Running::spawn(
+        api.readygate(["wait", "-t", "1s", "k8s://job/migrate"])
+            .args(PACE),
+    )
+    .finish();
+    out.expect_code(1)
+        .expect_stderr("cannot read the token")
+        .expect_stderr("not a regular file")
+        .expect_faster_than(Duration::from_secs(5));
+    assert!(api.seen().is_empty(), "{:?}", api.seen());
+}

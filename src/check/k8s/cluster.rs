@@ -2,7 +2,6 @@
 //! config finds them: `https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT`, and the
 //! service account's `token`, `ca.crt` and `namespace` in one folder.
 
-use std::io::Read;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -94,10 +93,11 @@ impl Cluster {
 
 fn read_token(file: &Path) -> Result<String, Failure> {
     let path = file.display();
-    let mut text = String::new();
-    std::fs::File::open(file)
-        .and_then(|file| file.take(MAX_TOKEN).read_to_string(&mut text))
+    // Only a regular file, opened without blocking and read up to the cap: a FIFO or a device
+    // mounted in its place cannot hang or bloat the attempt.
+    let bytes = crate::check::file::read_head(file, MAX_TOKEN)
         .map_err(|e| format!("cannot read the token {path}: {}", describe_io(&e)))?;
+    let text = String::from_utf8_lossy(&bytes);
     let token = text.trim();
     if token.is_empty() {
         return Err(Failure::Protocol(format!("the token {path} is empty")));
@@ -115,8 +115,9 @@ fn read_token(file: &Path) -> Result<String, Failure> {
 fn own_namespace(dir: &Path) -> Result<String, String> {
     let namespace = match std::env::var("POD_NAMESPACE") {
         Ok(value) if !value.is_empty() => value,
-        _ => std::fs::read_to_string(dir.join("namespace"))
-            .map(|text| text.trim().to_string())
+        // A namespace name is at most 63 bytes; a bounded, non-blocking read of a regular file.
+        _ => crate::check::file::read_head(&dir.join("namespace"), 1024)
+            .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_string())
             .ok()
             .filter(|namespace| !namespace.is_empty())
             .unwrap_or_else(|| "default".to_string()),

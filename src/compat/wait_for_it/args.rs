@@ -189,13 +189,20 @@ pub(super) fn port_number(text: &str) -> Result<u16, String> {
         };
         return Ok(value as u16);
     }
-    let services = std::fs::read_to_string(SERVICES).unwrap_or_default();
+    let services = services();
     service_port(&services, text).ok_or_else(|| format!("unknown TCP service {}", quoted(text)))
 }
 
 /// The TCP port of service `name` (or an alias) in `/etc/services`, as getaddrinfo finds it.
 pub(in crate::compat) fn tcp_service(name: &str) -> Option<u16> {
-    service_port(&std::fs::read_to_string(SERVICES).unwrap_or_default(), name)
+    service_port(&services(), name)
+}
+
+/// `/etc/services`, read only if it is a regular file, without blocking, and at most 4 MiB of it.
+fn services() -> String {
+    crate::check::file::read_head(std::path::Path::new(SERVICES), 4 << 20)
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_default()
 }
 
 /// The TCP port of service `name` (or an alias) in an `/etc/services` text.
