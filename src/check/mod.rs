@@ -1,5 +1,9 @@
 //! One module per condition kind behind one small interface: [`Check`] binds a target to its
 //! options and implements the engine's [`Condition`] by delegating to the kind's module.
+//!
+//! A new kind is a module with `async fn check(...) -> Result<(), Failure>` (or
+//! `Result<(), Miss<Failure>>` when a target can fail for good), one attempt that never
+//! retries: the engine bounds and repeats it. What a server said goes in `Failure::Protocol`.
 
 mod amqp;
 mod answer;
