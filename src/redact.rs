@@ -121,9 +121,12 @@ pub fn secret_pieces_hidden(text: &str, reason: &str) -> String {
 /// Where the userinfo starts after a `scheme:` and its slashes (one, two or none), if any.
 fn scheme_end(text: &str) -> Option<usize> {
     let colon = text.find(":/")?;
+    // The character before the scheme may take several bytes: start right after all of them.
     let scheme_start = text[..colon]
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let scheme = &text[scheme_start..colon];
     if !scheme.starts_with(|c: char| c.is_ascii_alphabetic()) {
         return None;
@@ -189,6 +192,8 @@ mod tests {
     fn userinfo_is_hidden_in_any_url_shaped_word() {
         let cases = [
             ("http://user:pw@h/", "http://user:***@h/"),
+            // A scheme after a character of several bytes.
+            ("¡http://user:pw@h/", "¡http://user:***@h/"),
             (
                 "http://user:p#ss@127.0.0.1:1/",
                 "http://user:***@127.0.0.1:1/",
