@@ -65,6 +65,14 @@ fn word_secrets(word: &str) -> String {
 /// `word` with what stands before its last `@` hidden, when that looks like a userinfo:
 /// `user:***@` for one with a password; `***@` after a scheme for a lone token.
 fn userinfo_hidden(word: &str, at: usize) -> String {
+    match hidden_range(word, at) {
+        Some(range) => format!("{}***{}", &word[..range.start], &word[range.end..]),
+        None => word.to_string(),
+    }
+}
+
+/// The bytes of `word` that [`userinfo_hidden`] hides, given its last `@` at `at`.
+fn hidden_range(word: &str, at: usize) -> Option<std::ops::Range<usize>> {
     let before = &word[..at];
     let (start, scheme) = match scheme_end(before) {
         Some(end) => (end, true),
@@ -76,31 +84,28 @@ fn userinfo_hidden(word: &str, at: usize) -> String {
         ),
     };
     let userinfo = &before[start..];
-    let kept = match userinfo.find(':') {
-        Some(colon) => &userinfo[..=colon],
+    match userinfo.find(':') {
+        Some(colon) => Some(start + colon + 1..at),
         // A bare `user@host` without a scheme is an e-mail address; after a scheme a lone
         // userinfo is a token, unless it holds a `/` (then the `@` is in a path).
-        None if scheme && !userinfo.is_empty() && !userinfo.contains('/') => "",
-        None => return word.to_string(),
-    };
-    format!("{}{kept}***{}", &before[..start], &word[at..])
+        None if scheme && !userinfo.is_empty() && !userinfo.contains('/') => Some(start..at),
+        None => None,
+    }
 }
 
 /// `reason` (a parser's complaint about `text`) with every piece of the secret that
 /// [`secrets`] hides in `text` hidden too: a password holding an unencoded `#`, `/` or `?`
 /// ends the authority early, and the parser may then quote part of it as a port or a path.
 pub fn secret_pieces_hidden(text: &str, reason: &str) -> String {
-    let shown = secrets(text);
-    // The hidden text: what `***` stands for in `shown`.
-    let Some(star) = shown.find("***") else {
-        return reason.to_string();
-    };
-    let tail = &shown[star + 3..];
-    let hidden = &text[star..text.len() - tail.len()];
-    let pieces: Vec<&str> = hidden
-        .split(['#', '/', '?', '@', ':'])
+    let pieces: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || c == '"')
+        .filter_map(|word| hidden_range(word, word.rfind('@')?).map(|range| &word[range]))
+        .flat_map(|hidden| hidden.split(['#', '/', '?', '@', ':']))
         .filter(|p| !p.is_empty())
         .collect();
+    if pieces.is_empty() {
+        return reason.to_string();
+    }
     // What a parser quotes from its input is between double quotes: a quoted value holding
     // a piece of the secret is hidden whole.
     let mut shown = String::with_capacity(reason.len());
@@ -223,6 +228,10 @@ mod tests {
         let shown = secret_pieces_hidden(text, reason);
         assert_eq!(shown, "invalid port \"***\", path \"***\"");
         assert_eq!(secret_pieces_hidden("http://h/x", "bad x"), "bad x");
+        // A secret query value before the userinfo changes nothing of the pieces.
+        let text = "h/?token=tttttttt http://u:pppp@h";
+        let shown = secret_pieces_hidden(text, "bad \"pppp\" and \"tttt\"");
+        assert_eq!(shown, "bad \"***\" and \"tttt\"");
     }
 
     #[test]
