@@ -71,6 +71,7 @@ fn sink(stream: Stream) -> &'static Sink {
 
 /// One stream's queue and the thread that empties it.
 struct Sink {
+    stream: Stream,
     state: Mutex<Queue>,
     changed: Condvar,
 }
@@ -83,13 +84,15 @@ struct Queue {
     dropped: u64,
     /// The thread is writing a line taken off the queue.
     writing: bool,
-    /// No writer thread could be started: lines are dropped.
+    /// No writer thread could be started (a tiny `ulimit -u`): lines are written directly,
+    /// as a last resort, rather than lost.
     dead: bool,
 }
 
 impl Sink {
     fn start(stream: Stream) -> Sink {
         let sink = Sink {
+            stream,
             state: Mutex::new(Queue::default()),
             changed: Condvar::new(),
         };
@@ -112,7 +115,12 @@ impl Sink {
         let mut bytes = crate::redact::secrets(line).into_bytes();
         bytes.push(b'\n');
         let mut queue = self.queue();
-        if queue.dead || queue.bytes + bytes.len() > QUEUE_BYTES {
+        if queue.dead {
+            drop(queue);
+            write_line(self.stream, &bytes, 0);
+            return;
+        }
+        if queue.bytes + bytes.len() > QUEUE_BYTES {
             queue.dropped += 1;
             return;
         }
@@ -153,27 +161,31 @@ fn write_all(stream: Stream) {
             queue.writing = true;
             (line, std::mem::take(&mut queue.dropped))
         };
-        let note = (dropped > 0).then(|| {
-            format!("readygate: {dropped} lines dropped: this stream was not being read\n")
-        });
-        match stream {
-            Stream::Err => {
-                let mut out = std::io::stderr().lock();
-                if let Some(note) = note {
-                    let _ = out.write_all(note.as_bytes());
-                }
-                let _ = out.write_all(&line);
-            }
-            Stream::Out => {
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(&line).and_then(|()| out.flush());
-                if let Some(note) = note {
-                    let _ = std::io::stderr().write_all(note.as_bytes());
-                }
-            }
-        }
+        write_line(stream, &line, dropped);
         sink.queue().writing = false;
         sink.changed.notify_all();
+    }
+}
+
+/// Writes one line (blocking), after a note of the `dropped` lines before it, if any.
+fn write_line(stream: Stream, line: &[u8], dropped: u64) {
+    let note = (dropped > 0)
+        .then(|| format!("readygate: {dropped} lines dropped: this stream was not being read\n"));
+    match stream {
+        Stream::Err => {
+            let mut out = std::io::stderr().lock();
+            if let Some(note) = note {
+                let _ = out.write_all(note.as_bytes());
+            }
+            let _ = out.write_all(line);
+        }
+        Stream::Out => {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(line).and_then(|()| out.flush());
+            if let Some(note) = note {
+                let _ = std::io::stderr().write_all(note.as_bytes());
+            }
+        }
     }
 }
 
@@ -184,6 +196,7 @@ mod tests {
     #[test]
     fn a_full_queue_drops_and_counts() {
         let sink = Sink {
+            stream: Stream::Err,
             state: Mutex::new(Queue::default()),
             changed: Condvar::new(),
         };
@@ -196,6 +209,7 @@ mod tests {
         assert_eq!(queue.dropped, 1);
         drop(queue);
         let small = Sink {
+            stream: Stream::Err,
             state: Mutex::new(Queue::default()),
             changed: Condvar::new(),
         };
