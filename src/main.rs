@@ -62,10 +62,20 @@ fn readygate() -> u8 {
 /// Dispatches the parsed command.
 async fn run(cli: Cli) -> Exit {
     match cli.command {
-        Command::Wait(args) => match Plan::for_wait(args, &cli.log) {
-            Ok(plan) => start(plan).await,
-            Err(message) => Exit::Usage(message),
-        },
+        Command::Wait(args) => {
+            let on_exit = args.on_exit.clone().filter(|_| !args.command.is_empty());
+            match Plan::for_wait(args, &cli.log) {
+                Ok(plan) => start(plan).await,
+                Err(message) => {
+                    // The sidecar waits for this notice whatever went wrong: a Job whose
+                    // manifest is refused must still end (and fail visibly).
+                    if let Some(url) = on_exit {
+                        process::supervise::notify_refused(&url, plan::ATTEMPT_TIMEOUT).await;
+                    }
+                    Exit::Usage(message)
+                }
+            }
+        }
         Command::Probe(args) => match Plan::for_probe(args, &cli.log) {
             Ok(plan) => start(plan).await,
             Err(message) => Exit::Usage(message),

@@ -125,6 +125,18 @@ pub async fn notify(url: &HttpTarget, attempt_timeout: Duration, options: &Optio
     }
 }
 
+/// Sends the notice when the plan itself was refused (a usage error), if `url` is a valid
+/// `http(s)://` URL: with default options, as nothing else of the plan can be trusted.
+pub async fn notify_refused(url: &str, attempt_timeout: Duration) {
+    if let Ok(crate::target::Target {
+        kind: crate::target::Kind::Http(url),
+        ..
+    }) = crate::target::Target::parse(url)
+    {
+        notify(&url, attempt_timeout, &Options::default()).await;
+    }
+}
+
 /// The URL for logs: built from its parts, so credentials it carried are never shown.
 fn shown(url: &HttpTarget) -> String {
     let scheme = if url.tls { "https" } else { "http" };

@@ -299,3 +299,17 @@ fn a_signal_is_forwarded_even_while_an_earlier_check_still_runs_on_its_thread() 
         .expect_stderr("forwarding signal 1")
         .expect_faster_than(Duration::from_secs(10));
 }
+
+#[test]
+fn the_sidecar_is_told_when_the_plan_is_refused() {
+    // A manifest with a bad target: exit 2, and the sidecar still hears that this is the end.
+    let dir = TempDir::new();
+    let (server, _) = sidecar(&dir.join("unused"));
+    readygate(["wait", "--on-exit", &server.url("/stop"), "db:99999"])
+        .args(["--", "true"])
+        .outcome()
+        .expect_code(2)
+        .expect_stderr("invalid port")
+        .expect_faster_than(Duration::from_secs(5));
+    expect_one_post(&server, "/stop");
+}
