@@ -162,8 +162,8 @@ pub struct Report<F> {
 #[derive(Debug)]
 struct Progress<F> {
     ready: bool,
-    /// An attempt that timed out may be replaced by one cut by the deadline, but not a
-    /// concrete failure such as `connection reset` or `status 503`.
+    /// Why the last completed attempt missed; an attempt cut by the deadline fills it only
+    /// when no attempt completed before it.
     last_error: Option<Missed<F>>,
     /// When the attempt now in flight started, if one is.
     in_flight: Option<Instant>,
@@ -186,9 +186,12 @@ impl<F> Default for Progress<F> {
 }
 
 impl<F> Progress<F> {
-    /// Whether the last error may give way to a later timeout: none yet, or a timeout.
-    fn timeout_may_replace(&self) -> bool {
-        matches!(self.last_error, None | Some(Missed::TimedOut { .. }))
+    /// An attempt cut by the deadline: its reason is what it was waiting for then, kept only
+    /// when no earlier attempt gave a reason of its own (`no such host web`, `status 503`, or
+    /// `no answer within 1.0s` at its own timeout).
+    fn cut_by_deadline(&mut self, reason: Missed<F>) {
+        self.in_flight = None;
+        self.last_error.get_or_insert(reason);
     }
 }
 
@@ -207,10 +210,8 @@ enum End {
 enum Event<F> {
     /// An attempt starts now.
     Started,
-    /// An attempt ended; with the reason when it missed the goal.
+    /// An attempt ended (at its own timeout too); with the reason when it missed the goal.
     Ended(Option<Missed<F>>),
-    /// An attempt ran out of its own time without an answer.
-    TimedOut(Missed<F>),
     /// An attempt was cut by the deadline.
     CutByDeadline(Missed<F>),
     /// The target asked not to be tried again before then.
@@ -273,16 +274,7 @@ pub async fn run<C: Condition>(
                                 progress.last_error = reason;
                             }
                         }
-                        Event::CutByDeadline(reason) => {
-                            progress.in_flight = None;
-                            if progress.timeout_may_replace() {
-                                progress.last_error = Some(reason);
-                            }
-                        }
-                        Event::TimedOut(reason) => {
-                            progress.in_flight = None;
-                            progress.last_error = Some(reason);
-                        }
+                        Event::CutByDeadline(reason) => progress.cut_by_deadline(reason),
                     }
                 },
             )
@@ -378,15 +370,12 @@ async fn target_loop<C: Condition>(
         record(Event::Started);
         let scope = Scope::new(end);
         let attempt = waiting.scope(scope.run(condition.attempt()));
-        let (outcome, timed_out) = match timeout_at(end, attempt).await {
-            Ok(outcome) => (
-                outcome.map_err(|miss| match miss {
-                    Miss::NotYet(failure) => Miss::NotYet(Missed::Failed(failure)),
-                    Miss::Never(failure) => Miss::Never(Missed::Failed(failure)),
-                }),
-                false,
-            ),
-            Err(_) => (Err(Miss::NotYet(waiting.within(bound))), true),
+        let outcome = match timeout_at(end, attempt).await {
+            Ok(outcome) => outcome.map_err(|miss| match miss {
+                Miss::NotYet(failure) => Miss::NotYet(Missed::Failed(failure)),
+                Miss::Never(failure) => Miss::Never(Missed::Failed(failure)),
+            }),
+            Err(_) => Err(Miss::NotYet(waiting.within(bound))),
         };
         attempts += 1;
         let good = match (outcome, policy.invert) {
@@ -412,9 +401,11 @@ async fn target_loop<C: Condition>(
             }
             (Err(Miss::NotYet(reason)), false) => {
                 tracing::debug!("{name}: attempt {attempts}: {reason}");
-                record(match timed_out {
-                    true if Some(end) == deadline => Event::CutByDeadline(reason),
-                    true => Event::TimedOut(reason),
+                // A check that stopped waiting at the deadline (`DNS: no answer for web in
+                // time`) was cut by it as much as one the engine stopped.
+                let cut = Some(end) == deadline && Instant::now() >= end;
+                record(match cut {
+                    true => Event::CutByDeadline(reason),
                     false => Event::Ended(Some(reason)),
                 });
                 false
@@ -455,15 +446,14 @@ async fn target_loop<C: Condition>(
     }
 }
 
-/// At the deadline, an attempt still in flight is the reason its target is not ready, unless
-/// an earlier attempt failed for a concrete reason: a peer that resets every connection is
-/// reported as `connection reset`, not as the unfinished last attempt's `no answer within 30ms`.
+/// At the deadline, an attempt still in flight is the reason its target is not ready only if no
+/// earlier attempt ended: a peer that resets every connection is reported as `connection
+/// reset`, not as the unfinished last attempt's `no answer within 30ms`.
 fn note_attempts_cut_by_deadline<F>(shared: &Mutex<Vec<Progress<F>>>) {
     for progress in shared.lock().expect("progress lock").iter_mut() {
-        if let Some(started) = progress.in_flight.take() {
-            if progress.timeout_may_replace() {
-                progress.last_error = Some(progress.waiting.within(started.elapsed()));
-            }
+        if let Some(started) = progress.in_flight {
+            let reason = progress.waiting.within(started.elapsed());
+            progress.cut_by_deadline(reason);
         }
     }
 }

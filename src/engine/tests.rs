@@ -136,12 +136,12 @@ async fn the_deadline_is_exact_even_when_attempts_hang() {
     let times = condition.attempt_times();
     assert_eq!(times.len(), 3, "{times:?}");
     assert!(times[1] >= Duration::from_millis(1005) && times[1] <= Duration::from_millis(1010));
-    // The attempt in flight at the deadline started at the third try.
-    let expected = format!(
-        "no answer within {}ms",
-        (Duration::from_millis(2500) - times[2]).as_millis()
+    // The attempt in flight at the deadline is cut short: the reason stays the last one that
+    // ran its full attempt timeout.
+    assert_eq!(
+        report.targets[0].reason().as_deref(),
+        Some("no answer within 1.0s")
     );
-    assert_eq!(report.targets[0].reason(), Some(expected));
 }
 
 #[tokio::test(start_paused = true)]
@@ -185,6 +185,74 @@ async fn a_concrete_failure_outlives_the_attempt_cut_by_the_deadline() {
     assert_eq!(
         report.targets[0].reason().as_deref(),
         Some("connection refused")
+    );
+}
+
+/// Fails at once with `no such host web` on the attempts listed in `fails_at_once`; the others
+/// wait until their attempt ends and then say so, as a DNS lookup that stops waiting does.
+struct StopsAtTheEnd {
+    fails_at_once: &'static [u32],
+    attempts: AtomicU32,
+}
+
+impl Condition for StopsAtTheEnd {
+    type Watch = NoWatch;
+    type Failure = String;
+
+    fn watch(&self) -> NoWatch {
+        NoWatch
+    }
+
+    async fn attempt(&self) -> Result<(), Miss<String>> {
+        let attempt = self.attempts.fetch_add(1, Ordering::SeqCst) + 1;
+        if !self.fails_at_once.contains(&attempt) {
+            tokio::time::sleep_until(attempt_end().expect("in an attempt")).await;
+            return Err(Miss::NotYet("DNS: no answer for web in time".into()));
+        }
+        Err(Miss::NotYet("no such host web".into()))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_check_that_stops_waiting_at_the_deadline_keeps_the_earlier_reason() {
+    let policy = Policy {
+        deadline: Some(Duration::from_millis(500)),
+        ..defaults()
+    };
+    for (fails_at_once, reason) in [
+        // The first attempt completes; the second waits until the deadline.
+        (&[1][..], "no such host web"),
+        // No attempt completed: what the one in flight was waiting for at the deadline.
+        (&[][..], "DNS: no answer for web in time"),
+    ] {
+        let condition = StopsAtTheEnd {
+            fails_at_once,
+            attempts: AtomicU32::new(0),
+        };
+        let started = Instant::now();
+        let report = run(vec![condition], &names(1), &local(1), &policy).await;
+        assert!(!report.ready);
+        assert_eq!(started.elapsed(), Duration::from_millis(500));
+        assert_eq!(report.targets[0].reason().as_deref(), Some(reason));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reason_at_its_own_attempt_timeout_still_replaces_an_earlier_one() {
+    // Attempts end at their own 100ms timeout, not the deadline: that is their real reason.
+    let policy = Policy {
+        deadline: Some(Duration::from_millis(1000)),
+        attempt_timeout: 100 * MS,
+        ..defaults()
+    };
+    let condition = StopsAtTheEnd {
+        fails_at_once: &[1],
+        attempts: AtomicU32::new(0),
+    };
+    let report = run(vec![condition], &names(1), &local(1), &policy).await;
+    assert_eq!(
+        report.targets[0].reason().as_deref(),
+        Some("DNS: no answer for web in time")
     );
 }
 

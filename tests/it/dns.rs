@@ -81,13 +81,31 @@ fn ndots_puts_the_search_list_before_the_name_as_written() {
 fn a_missing_name_is_not_ready_and_named() {
     let mut pod = Pod::new(HOSTS);
     pod.start_dns(&[("web.default.svc.cluster.local", "127.0.0.1")]);
-    let outcome = pod.readygate(["probe", "http://missing/"]).outcome();
+    // Time enough for a loaded machine to hear dnsmasq's answer: the reason is that answer,
+    // not a lookup still in flight at the deadline.
+    let outcome = pod
+        .readygate([
+            "probe",
+            "-t",
+            "10s",
+            "--attempt-timeout",
+            "10s",
+            "http://missing/",
+        ])
+        .outcome();
     outcome.expect_code(1);
     assert_eq!(outcome.stdout, "http://missing/: no such host missing\n");
-    pod.readygate(["wait", "--timeout", "3s", "tcp://missing.other:80"])
-        .outcome()
-        .expect_code(1)
-        .expect_stderr("no such host missing.other");
+    pod.readygate([
+        "wait",
+        "--timeout",
+        "3s",
+        "--attempt-timeout",
+        "3s",
+        "tcp://missing.other:80",
+    ])
+    .outcome()
+    .expect_code(1)
+    .expect_stderr("no such host missing.other");
 }
 
 #[test]
