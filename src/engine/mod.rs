@@ -27,6 +27,9 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
         .build()
 }
 
+/// The least time left for which a new attempt is started.
+const FLOOR: Duration = Duration::from_millis(1);
+
 /// How often the "still waiting" line is logged at most.
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 
@@ -360,6 +363,11 @@ async fn target_loop<C: Condition>(
         // The attempt ends at its timeout or the deadline, the very instant the engine stops
         // waiting there, so a check that stops waiting then too can tell why it ends.
         let now = Instant::now();
+        // Too little time left for an attempt to tell anything: the last reason stands, and
+        // the deadline, which the caller waits for, ends this loop.
+        if attempts > 0 && deadline.is_some_and(|d| d.saturating_duration_since(now) < FLOOR) {
+            std::future::pending::<()>().await;
+        }
         let end = match (now.checked_add(policy.attempt_timeout), deadline) {
             (Some(end), Some(deadline)) => end.min(deadline),
             (Some(end), None) => end,

@@ -763,3 +763,27 @@ async fn a_requested_wait_spaces_attempts_but_never_stretches_the_deadline() {
     let attempts = busy.attempts.lock().unwrap().len();
     assert!((2..=5).contains(&attempts), "{attempts}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn no_attempt_starts_without_time_left() {
+    // The target asks to come back just when the deadline comes, or half a millisecond
+    // before: no attempt starts then, and the reason stays the last real one.
+    for deadline in [Duration::from_millis(1000), Duration::from_micros(1000_500)] {
+        let busy = Busy {
+            wait: Duration::from_secs(1),
+            attempts: Arc::default(),
+            start: Instant::now(),
+        };
+        let policy = Policy {
+            deadline: Some(deadline),
+            ..defaults()
+        };
+        let report = run(vec![busy.clone()], &names(1), &local(1), &policy).await;
+        assert_eq!(
+            *busy.attempts.lock().unwrap(),
+            [Duration::ZERO],
+            "{deadline:?}"
+        );
+        assert_eq!(report.targets[0].reason().as_deref(), Some("status 503"));
+    }
+}
