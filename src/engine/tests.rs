@@ -768,7 +768,10 @@ async fn a_requested_wait_spaces_attempts_but_never_stretches_the_deadline() {
 async fn no_attempt_starts_without_time_left() {
     // The target asks to come back just when the deadline comes, or half a millisecond
     // before: no attempt starts then, and the reason stays the last real one.
-    for deadline in [Duration::from_millis(1000), Duration::from_micros(1000_500)] {
+    for deadline in [
+        Duration::from_millis(1000),
+        Duration::from_micros(1_000_500),
+    ] {
         let busy = Busy {
             wait: Duration::from_secs(1),
             attempts: Arc::default(),
