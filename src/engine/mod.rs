@@ -404,6 +404,10 @@ async fn target_loop<C: Condition>(
                 true
             }
             (Ok(()), true) => {
+                tracing::debug!(
+                    "{name}: attempt {attempts}: {}",
+                    Missed::<C::Failure>::StillReady
+                );
                 record(Event::Ended(Some(Missed::StillReady)));
                 false
             }

@@ -814,8 +814,8 @@ fn invert_waits_until_a_file_is_gone() {
         "90s",
         name,
     ]));
-    // A file still there is not logged per attempt; the progress line says it was found.
-    running.line(&format!("{name} (still ready)"));
+    // Each attempt that finds the file still there says so at -v.
+    running.line(&format!("{name}: attempt 1: still ready"));
     let removed = running.started().elapsed();
     std::fs::remove_file(&path).unwrap();
     running
