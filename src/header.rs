@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use hyper::header::{HeaderName, HeaderValue};
+use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 
 /// Header names whose values are secrets and must never be printed.
 const SECRET_HEADERS: [&str; 3] = ["authorization", "proxy-authorization", "cookie"];
@@ -123,6 +123,21 @@ fn redacted_text(text: &str) -> String {
     match secret {
         Some(name) => format!("{name}: ***"),
         None => text.to_string(),
+    }
+}
+
+/// Puts `given` headers on a request: a name given replaces the request's own headers of that
+/// name (every value given is kept), and an empty value only removes them.
+pub fn apply<'a>(headers: &mut HeaderMap, given: impl IntoIterator<Item = &'a Header>) {
+    let mut replaced = Vec::new();
+    for header in given {
+        if !replaced.contains(&&header.name) {
+            headers.remove(&header.name);
+            replaced.push(&header.name);
+        }
+        if !header.value.is_empty() {
+            headers.append(header.name.clone(), header.value.clone());
+        }
     }
 }
 

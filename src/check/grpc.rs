@@ -97,17 +97,8 @@ fn request(target: &GrpcTarget, metadata: &[Header]) -> Result<Request<Full<Byte
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
     headers.insert(TE, HeaderValue::from_static("trailers"));
     headers.insert(USER_AGENT, HeaderValue::from_static(AGENT));
-    let mut replaced = Vec::new();
-    for header in metadata.iter().filter(|h| is_metadata(&h.name)) {
-        // As for HTTP: a name given replaces readygate's own, an empty value only removes it.
-        if !replaced.contains(&&header.name) {
-            headers.remove(&header.name);
-            replaced.push(&header.name);
-        }
-        if !header.value.is_empty() {
-            headers.append(header.name.clone(), header.value.clone());
-        }
-    }
+    // As for HTTP: a name given replaces readygate's own, an empty value only removes it.
+    crate::header::apply(headers, metadata.iter().filter(|h| is_metadata(&h.name)));
     Ok(request)
 }
 

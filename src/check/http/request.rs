@@ -71,20 +71,10 @@ pub fn build(
             .headers_mut()
             .insert(CONTENT_LENGTH, HeaderValue::from_static("0"));
     }
-    let headers = request.headers_mut();
-    let mut replaced = Vec::new();
-    for header in extra {
-        if (header.name == HOST && !carry.custom_host) || (header.is_secret() && !carry.secrets) {
-            continue;
-        }
-        if !replaced.contains(&&header.name) {
-            headers.remove(&header.name);
-            replaced.push(&header.name);
-        }
-        if !header.value.is_empty() {
-            headers.append(header.name.clone(), header.value.clone());
-        }
-    }
+    let carried = extra.iter().filter(|header| {
+        (header.name != HOST || carry.custom_host) && (!header.is_secret() || carry.secrets)
+    });
+    crate::header::apply(request.headers_mut(), carried);
     Ok(request)
 }
 
