@@ -3,25 +3,41 @@
 
 /// Decodes `%XX` escapes; a `%` not followed by two hex digits is kept as it is.
 pub fn decode(text: &[u8]) -> Vec<u8> {
+    decode_with(text, Some(b'%')).unwrap_or_default()
+}
+
+/// Decodes `%XX` escapes; `None` if a `%` is not followed by two hex digits.
+pub fn decode_strict(text: &[u8]) -> Option<Vec<u8>> {
+    decode_with(text, None)
+}
+
+/// Decodes `%XX` escapes; `stray` says what a `%` without two hex digits becomes (`None`: the
+/// text is refused).
+fn decode_with(text: &[u8], stray: Option<u8>) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(text.len());
     let mut i = 0;
     while i < text.len() {
+        if text[i] != b'%' {
+            out.push(text[i]);
+            i += 1;
+            continue;
+        }
         let hex = text
             .get(i + 1..i + 3)
             .and_then(|h| std::str::from_utf8(h).ok())
             .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (text[i], hex) {
-            (b'%', Some(byte)) => {
+        match hex {
+            Some(byte) => {
                 out.push(byte);
                 i += 3;
             }
-            (byte, _) => {
-                out.push(byte);
+            None => {
+                out.push(stray?);
                 i += 1;
             }
         }
     }
-    out
+    Some(out)
 }
 
 /// Escapes every byte a URI's path or query may not hold as it is (space, `<`, `>`, a
@@ -49,6 +65,14 @@ mod tests {
         assert_eq!(decode(b"p%40ss"), b"p@ss");
         assert_eq!(decode(b"a%20b%zz%2"), b"a b%zz%2");
         assert_eq!(decode("caf%C3%A9".as_bytes()), "café".as_bytes());
+    }
+
+    #[test]
+    fn strict_decoding_refuses_stray_percents() {
+        assert_eq!(decode_strict(b"p%40ss").as_deref(), Some(&b"p@ss"[..]));
+        for bad in [&b"a%zz"[..], b"a%2", b"%"] {
+            assert_eq!(decode_strict(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

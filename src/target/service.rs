@@ -245,22 +245,9 @@ fn dns(rest: &str) -> Result<Kind, String> {
 
 /// Percent-decodes a URL part; `what` names it in the error.
 fn decode(text: &str, what: &str) -> Result<String, String> {
-    let bad = || format!("invalid percent-encoding in the {what}");
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes.get(i + 1..i + 3).ok_or_else(bad)?;
-            let hex = std::str::from_utf8(hex).map_err(|_| bad())?;
-            out.push(u8::from_str_radix(hex, 16).map_err(|_| bad())?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| format!("the {what} is not UTF-8"))
+    let bytes = crate::percent::decode_strict(text.as_bytes())
+        .ok_or_else(|| format!("invalid percent-encoding in the {what}"))?;
+    String::from_utf8(bytes).map_err(|_| format!("the {what} is not UTF-8"))
 }
 
 #[cfg(test)]
