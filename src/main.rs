@@ -20,6 +20,7 @@ mod process;
 #[cfg(test)]
 mod proptests;
 mod redact;
+mod regular_file;
 mod report;
 mod run;
 mod status;

@@ -3,9 +3,6 @@
 //! fallback where there are no events.
 
 use std::ffi::OsStr;
-use std::fs::OpenOptions;
-use std::io::{self, Read};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -40,34 +37,13 @@ pub fn check(path: &Path, matcher: Option<&Matcher>) -> Result<(), Failure> {
     if !metadata.is_file() {
         return Err("not a regular file".into());
     }
-    let content =
-        read_head(path, MAX_BODY as u64).map_err(|e| format!("reading: {}", describe_io(&e)))?;
+    let content = crate::regular_file::read_head(path, MAX_BODY as u64)
+        .map_err(|e| format!("reading: {}", describe_io(&e)))?;
     if matcher.is_match(&content) {
         Ok(())
     } else {
         Err(Failure::Mismatch(matcher.failure("content")))
     }
-}
-
-/// The first `limit` bytes of a regular file; non-blocking open so a path swapped for a FIFO
-/// cannot hang. Anything but a regular file is `InvalidInput`, saying what it is.
-pub fn read_head(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    let metadata = file.metadata()?;
-    if !metadata.is_file() {
-        let what = if metadata.is_dir() {
-            "is a directory"
-        } else {
-            "is not a regular file"
-        };
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, what));
-    }
-    let mut content = Vec::new();
-    file.take(limit).read_to_end(&mut content)?;
-    Ok(content)
 }
 
 /// Which changes in the watched folder wake the retry loop.

@@ -52,7 +52,7 @@ pub fn cannot_run(program: &OsStr, err: &io::Error) -> Exit {
 /// the `#!` line of a script, or the dynamic loader of a binary built for another libc.
 fn missing_interpreter(program: &OsStr) -> Option<String> {
     let path = find_program(program)?;
-    let head = crate::check::file::read_head(&path, 256).ok()?;
+    let head = crate::regular_file::read_head(&path, 256).ok()?;
     if let Some(line) = head.strip_prefix(b"#!") {
         let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
         let text = String::from_utf8_lossy(line);

@@ -95,7 +95,7 @@ fn read_token(file: &Path) -> Result<String, Failure> {
     let path = file.display();
     // Only a regular file, opened without blocking and read up to the cap: a FIFO or a device
     // mounted in its place cannot hang or bloat the attempt.
-    let bytes = crate::check::file::read_head(file, MAX_TOKEN)
+    let bytes = crate::regular_file::read_head(file, MAX_TOKEN)
         .map_err(|e| format!("cannot read the token {path}: {}", describe_io(&e)))?;
     let text = String::from_utf8_lossy(&bytes);
     let token = text.trim();
@@ -116,7 +116,7 @@ fn own_namespace(dir: &Path) -> Result<String, String> {
     let namespace = match std::env::var("POD_NAMESPACE") {
         Ok(value) if !value.is_empty() => value,
         // A namespace name is at most 63 bytes; a bounded, non-blocking read of a regular file.
-        _ => crate::check::file::read_head(&dir.join("namespace"), 1024)
+        _ => crate::regular_file::read_head(&dir.join("namespace"), 1024)
             .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_string())
             .ok()
             .filter(|namespace| !namespace.is_empty())

@@ -200,7 +200,7 @@ pub(in crate::compat) fn tcp_service(name: &str) -> Option<u16> {
 
 /// `/etc/services`, read only if it is a regular file, without blocking, and at most 4 MiB of it.
 fn services() -> String {
-    crate::check::file::read_head(std::path::Path::new(SERVICES), 4 << 20)
+    crate::regular_file::read_head(std::path::Path::new(SERVICES), 4 << 20)
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
         .unwrap_or_default()
 }

@@ -1,11 +1,7 @@
 //! Reading `/etc/hosts` and `/etc/resolv.conf` so that a hostile or broken one cannot hang or
-//! bloat an attempt: opened without blocking, read only when it is a regular file (a FIFO
-//! would wait for a writer, a device such as `/dev/zero` never ends), and at most
-//! [`MAX_SIZE`] of it.
+//! bloat an attempt: as [`crate::regular_file`] reads, at most [`MAX_SIZE`] of it.
 
-use std::fs::File;
-use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
 
 /// The most of such a file that is read; real ones are a few kilobytes.
 pub const MAX_SIZE: u64 = 4 << 20;
@@ -23,18 +19,7 @@ pub fn read(path: &str) -> String {
 }
 
 fn try_read(path: &str) -> Result<String, String> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-        .map_err(|e| crate::error::describe_io(&e))?;
-    let metadata = file.metadata().map_err(|e| crate::error::describe_io(&e))?;
-    if !metadata.is_file() {
-        return Err("not a regular file".into());
-    }
-    let mut bytes = Vec::new();
-    File::take(file, MAX_SIZE)
-        .read_to_end(&mut bytes)
+    let bytes = crate::regular_file::read_head(Path::new(path), MAX_SIZE)
         .map_err(|e| crate::error::describe_io(&e))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

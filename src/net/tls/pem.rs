@@ -1,10 +1,7 @@
-//! Reading the PEM files TLS needs (`--cacert`, `--cert`, `--key`, `SSL_CERT_FILE`) safely: only
-//! a regular file, opened without blocking (a FIFO nobody writes to would hang the open), and
-//! never more than [`MOST`] bytes of it (`/dev/zero` would grow without end).
+//! Reading the PEM files TLS needs (`--cacert`, `--cert`, `--key`, `SSL_CERT_FILE`) safely, as
+//! [`crate::regular_file`] reads, and never one of more than [`MOST`] bytes.
 
-use std::fs::OpenOptions;
-use std::io::{self, Read};
-use std::os::unix::fs::OpenOptionsExt;
+use std::io;
 use std::path::Path;
 
 /// The largest PEM file read: Debian's whole CA bundle is about 220 KB.
@@ -12,20 +9,8 @@ pub const MOST: u64 = 4 << 20;
 
 /// The whole content of the regular file at `path`, if it holds at most [`MOST`] bytes.
 pub fn read(path: &Path) -> io::Result<Vec<u8>> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)?;
-    let metadata = file.metadata()?;
-    if !metadata.is_file() {
-        return Err(io::Error::other("not a regular file"));
-    }
-    if metadata.len() > MOST {
-        return Err(io::Error::other(format!("larger than {} MiB", MOST >> 20)));
-    }
-    let mut content = Vec::with_capacity(metadata.len() as usize);
-    // A file that grows while read is cut at the cap all the same.
-    file.take(MOST + 1).read_to_end(&mut content)?;
+    // One byte past the cap tells a file over it, even one that grows while read.
+    let content = crate::regular_file::read_head(path, MOST + 1)?;
     if content.len() as u64 > MOST {
         return Err(io::Error::other(format!("larger than {} MiB", MOST >> 20)));
     }

@@ -60,7 +60,7 @@ impl Fault {
 /// Reads the state; `Ok(None)` when the file does not exist yet. Content other than the two
 /// states (surrounding whitespace aside) is a fault naming the file and what it holds.
 pub fn read(path: &Path) -> Result<Option<State>, Fault> {
-    let content = match crate::check::file::read_head(path, MAX_STATE) {
+    let content = match crate::regular_file::read_head(path, MAX_STATE) {
         Ok(content) => content,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(err) if err.kind() == io::ErrorKind::InvalidInput => {
