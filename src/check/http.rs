@@ -228,3 +228,12 @@ pub async fn read_body(mut body: Incoming, most: usize) -> Result<Vec<u8>, Failu
     }
     Ok(collected)
 }
+
+/// An `http(s)://` target as the user types it, for the tests of this folder.
+#[cfg(test)]
+fn test_target(url: &str) -> crate::target::HttpTarget {
+    match crate::target::Target::parse(url).unwrap().kind {
+        crate::target::Kind::Http(target) => target,
+        _ => panic!("{url}"),
+    }
+}

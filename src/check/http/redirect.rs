@@ -193,14 +193,8 @@ fn remove_dot_segments(path: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_target as target;
     use super::*;
-
-    fn target(url: &str) -> HttpTarget {
-        match Target::parse(url).unwrap().kind {
-            Kind::Http(target) => target,
-            _ => panic!("{url}"),
-        }
-    }
 
     fn follow(from: &str, location: &[u8]) -> Result<Redirect, String> {
         let value = HeaderValue::from_bytes(location).unwrap();

@@ -80,15 +80,8 @@ pub fn build(
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_target as target;
     use super::*;
-    use crate::target::{Kind, Target};
-
-    fn target(url: &str) -> HttpTarget {
-        match Target::parse(url).unwrap().kind {
-            Kind::Http(target) => target,
-            _ => panic!("{url}"),
-        }
-    }
 
     fn headers(list: &[&str]) -> Vec<Header> {
         list.iter().map(|h| Header::parse(h).unwrap()).collect()
