@@ -332,7 +332,8 @@ pub fn redact_userinfo(text: &str) -> String {
 mod tests {
     use super::*;
 
-    fn kind(text: &str) -> Kind {
+    /// The kind of target `text` is, as parsed; for the tests of `target/` too.
+    pub(super) fn kind(text: &str) -> Kind {
         Target::parse(text)
             .unwrap_or_else(|e| panic!("{text}: {e}"))
             .kind

@@ -252,14 +252,9 @@ fn decode(text: &str, what: &str) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::kind;
     use super::super::Target;
     use super::*;
-
-    fn kind(text: &str) -> Kind {
-        Target::parse(text)
-            .unwrap_or_else(|e| panic!("{text}: {e}"))
-            .kind
-    }
 
     fn at(host: &str, port: u16) -> Endpoint {
         Endpoint {
