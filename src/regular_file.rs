@@ -29,6 +29,18 @@ pub fn read_head(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     Ok(content)
 }
 
+/// Makes a FIFO at `path` for tests of what must never be read from one (coreutils' mkfifo, so
+/// that tests need no `unsafe`).
+#[cfg(test)]
+pub fn make_fifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo").arg(path).status();
+    assert!(
+        made.is_ok_and(|status| status.success()),
+        "mkfifo {}",
+        path.display()
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -41,9 +53,7 @@ mod tests {
         std::fs::write(&file, "0123456789").unwrap();
         assert_eq!(read_head(&file, 4).unwrap(), b"0123");
         let fifo = dir.join("fifo");
-        let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        crate::regular_file::make_fifo(&fifo);
         for (path, why) in [
             (fifo.as_path(), "not a regular file"),
             (Path::new("/dev/zero"), "not a regular file"),

@@ -36,9 +36,7 @@ mod tests {
         std::fs::write(&file, "127.0.0.1 localhost\n").unwrap();
         assert_eq!(read(file.to_str().unwrap()), "127.0.0.1 localhost\n");
         let fifo = dir.join("fifo");
-        let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        crate::regular_file::make_fifo(&fifo);
         assert_eq!(read(fifo.to_str().unwrap()), "", "a FIFO with no writer");
         assert_eq!(read("/dev/zero"), "");
         assert_eq!(read(dir.to_str().unwrap()), "", "a folder");

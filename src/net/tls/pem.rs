@@ -26,9 +26,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("readygate-pem-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let fifo = dir.join("fifo");
-        let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        crate::regular_file::make_fifo(&fifo);
         let err = read(&fifo).unwrap_err();
         assert_eq!(err.to_string(), "not a regular file");
         let err = read(Path::new("/dev/zero")).unwrap_err();
