@@ -124,9 +124,14 @@ impl Sink {
             queue.dropped += 1;
             return;
         }
+        // The writer looks at the queue again after every write, so it needs waking only when
+        // it may be waiting: the queue was empty and nothing was being written.
+        let idle = queue.lines.is_empty() && !queue.writing;
         queue.bytes += bytes.len();
         queue.lines.push_back(bytes);
-        self.changed.notify_all();
+        if idle {
+            self.changed.notify_all();
+        }
     }
 
     fn drain(&self, until: Instant) {
@@ -144,11 +149,13 @@ impl Sink {
     }
 }
 
-/// The writer thread: blocking writes, in order; a write that fails drops its line.
+/// The writer thread: blocking writes, in order; a write that fails drops its lines. It takes
+/// every queued line at once, so a burst (500 targets ready together) costs one wake-up and one
+/// write, not one of each per line.
 fn write_all(stream: Stream) {
     let sink = sink(stream);
     loop {
-        let (line, dropped) = {
+        let (lines, dropped) = {
             let mut queue = sink.queue();
             while queue.lines.is_empty() {
                 queue = match sink.changed.wait(queue) {
@@ -156,18 +163,18 @@ fn write_all(stream: Stream) {
                     Err(poisoned) => poisoned.into_inner(),
                 };
             }
-            let line = queue.lines.pop_front().unwrap_or_default();
-            queue.bytes -= line.len();
+            let lines: Vec<u8> = queue.lines.drain(..).flatten().collect();
+            queue.bytes = 0;
             queue.writing = true;
-            (line, std::mem::take(&mut queue.dropped))
+            (lines, std::mem::take(&mut queue.dropped))
         };
-        write_line(stream, &line, dropped);
+        write_line(stream, &lines, dropped);
         sink.queue().writing = false;
         sink.changed.notify_all();
     }
 }
 
-/// Writes one line (blocking), after a note of the `dropped` lines before it, if any.
+/// Writes whole lines (blocking), after a note of the `dropped` lines before them, if any.
 fn write_line(stream: Stream, line: &[u8], dropped: u64) {
     let note = (dropped > 0)
         .then(|| format!("readygate: {dropped} lines dropped: this stream was not being read\n"));
