@@ -152,6 +152,10 @@ fn query_hidden(word: &str, question: usize) -> String {
             Some((name, value)) if is_secret_name(name) && !value.is_empty() => {
                 shown.push_str(name);
                 shown.push_str("=***");
+                // The colon of `TARGET: reason` ends the last word, not the secret.
+                if tail.is_empty() && value.ends_with(':') {
+                    shown.push(':');
+                }
             }
             _ => shown.push_str(pair),
         }
@@ -258,6 +262,10 @@ mod tests {
             ("h/?api_key=1;sig=2;page=3", "h/?api_key=***;sig=***;page=3"),
             ("http://h/?access_token=t'", "http://h/?access_token=***'"),
             ("http://h/?Password=p", "http://h/?Password=***"),
+            (
+                "http://h/?token=abc: connection refused",
+                "http://h/?token=***: connection refused",
+            ),
             (
                 "http://h/?monkey=1&keyboard=2",
                 "http://h/?monkey=1&keyboard=2",
