@@ -17,14 +17,7 @@ tools="$PWD/bench/.tools"
 
 packages=(nginx curl netcat-openbsd wait-for-it hyperfine time python3 ca-certificates)
 command -v npm >/dev/null || packages+=(nodejs npm)
-missing=()
-for package in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-if ((${#missing[@]})); then
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-fi
+scripts/apt-install.sh "${packages[@]}"
 
 if [[ ! -x "$tools/npm/node_modules/.bin/wait-on" ]]; then
   npm install --silent --no-audit --no-fund --prefix "$tools/npm" "wait-on@$WAIT_ON_VERSION" >&2

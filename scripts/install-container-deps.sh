@@ -6,12 +6,4 @@
 # server's certificates, and file/libc-bin for the static build's checks.
 set -euo pipefail
 packages=(podman buildah runc conmon catatonit busybox-static openssl file libc-bin)
-missing=()
-for package in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-if ((${#missing[@]})); then
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-fi
+"$(dirname "$0")/apt-install.sh" "${packages[@]}"

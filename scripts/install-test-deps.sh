@@ -38,15 +38,7 @@ packages=(
   # curl: the TLS tests check that readygate accepts what curl accepts (tests/it/tls.rs)
   curl
 )
-missing=()
-for package in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-if ((${#missing[@]})); then
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+"$(dirname "$0")/apt-install.sh" "${packages[@]}"
 # Packages that start their service on install (on a machine that runs systemd): the suite
 # starts its own servers, so these would only hold memory and default ports.
 if [[ -d /run/systemd/system ]]; then
