@@ -6,14 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [[ -x images/static-build.sh ]]; then
-  readygate="$(images/static-build.sh | tail -n 1)"
-  flavour=static
-else
-  cargo build --quiet --release --locked >&2
-  readygate="$PWD/target/release/readygate"
-  flavour=release
-fi
+readygate="$(images/static-build.sh | tail -n 1)"
 
-exec python3 bench/load.py --readygate "$readygate" --flavour "$flavour" \
+exec python3 bench/load.py --readygate "$readygate" --flavour static \
   --wait-on "$PWD/bench/.tools/npm/node_modules/.bin/wait-on" "$@"

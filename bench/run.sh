@@ -27,16 +27,8 @@ if [[ ! -x "$tools/cargo/bin/wait-for-them" ]]; then
   cargo install --quiet --locked --root "$tools/cargo" --version "$WAIT_FOR_THEM_VERSION" wait-for-them >&2
 fi
 
-# readygate as it ships: the static binary once images/static-build.sh exists, else the release
-# build (dynamically linked, so its start-up pays for the dynamic loader).
-if [[ -x images/static-build.sh ]]; then
-  readygate="$(images/static-build.sh | tail -n 1)"
-  flavour=static
-else
-  cargo build --quiet --release --locked >&2
-  readygate="$PWD/target/release/readygate"
-  flavour=release
-fi
+# readygate as it ships: the static binary.
+readygate="$(images/static-build.sh | tail -n 1)"
 
 # Measured as installed: a copy written front to back, as an image layer or a package puts it
 # on disk. The linker writes its output piecemeal, and exec'ing that very file takes more page
@@ -46,7 +38,7 @@ mkdir -p "$tools"
 install -m 0755 "$readygate" "$tools/readygate"
 
 exec python3 bench/bench.py \
-  --readygate "$tools/readygate" --flavour "$flavour" \
+  --readygate "$tools/readygate" --flavour static \
   --wait-on "$tools/npm/node_modules/.bin/wait-on" \
   --wait-for-them "$tools/cargo/bin/wait-for-them" \
   --report bench/report.md --summary docs/performance.md "$@"
