@@ -1,7 +1,7 @@
 //! TARGET strings become typed [`Target`]s here, once; no other module reads a target string.
 
 use std::fmt;
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv6Addr};
 use std::path::PathBuf;
 
 use hyper::Uri;
@@ -39,9 +39,8 @@ impl fmt::Display for Host {
 /// A host and port: what every network target connects to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {
-    /// Where to connect.
     pub host: Host,
-    /// The TCP port, never 0.
+    /// Never 0.
     pub port: u16,
 }
 
@@ -66,7 +65,6 @@ pub struct HttpTarget {
 pub struct GrpcTarget {
     /// `grpcs://`: TLS with ALPN h2.
     pub tls: bool,
-    /// Where to connect.
     pub endpoint: Endpoint,
     /// `host:port` as written: the `:authority` and TLS name.
     pub authority: String,
@@ -110,7 +108,6 @@ pub enum Kind {
 /// One parsed target: its kind, and how to name it in output (credentials hidden).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
-    /// What to check.
     pub kind: Kind,
     /// The target as the user wrote it, with any URL password replaced by `***`.
     display: String,
@@ -125,84 +122,92 @@ impl fmt::Display for Target {
 impl Target {
     /// Parses one TARGET of the contract; the error is the one-line usage message.
     pub fn parse(text: &str) -> Result<Target, String> {
-        parse_kind(text).map_err(|reason| {
+        let kind = parse_kind(text).map_err(|reason| {
             format!(
                 "invalid target {}: {}",
                 quoted(&redact_userinfo(text)),
                 crate::redact::secret_pieces_hidden(text, &reason)
             )
-        })
+        })?;
+        let display = redact_userinfo(text);
+        Ok(Target { kind, display })
     }
 }
 
-fn parse_kind(text: &str) -> Result<Target, String> {
+fn parse_kind(text: &str) -> Result<Kind, String> {
     if text.is_empty() {
         return Err("empty".into());
     }
     if text.chars().any(char::is_control) {
         return Err("contains control characters".into());
     }
-    let display = redact_userinfo(text);
-    let kind = match text.split_once("://") {
-        Some((scheme, rest)) => match scheme.to_ascii_lowercase().as_str() {
-            "tcp" => Kind::Tcp(parse_host_port(rest.strip_suffix('/').unwrap_or(rest))?),
-            "http" => Kind::Http(parse_http(text, false)?),
-            "https" => Kind::Http(parse_http(text, true)?),
-            "file" => Kind::File(parse_file_url(rest)?),
-            "unix" => Kind::Unix(parse_file_url(rest)?),
-            "grpc" => Kind::Grpc(parse_grpc(rest, false)?),
-            "grpcs" => Kind::Grpc(parse_grpc(rest, true)?),
-            "k8s" => Kind::K8s(k8s::parse(rest)?),
-            other => match service::parse(other, rest) {
-                Some(kind) => kind?,
-                None => {
-                    return Err(format!(
-                        "unknown scheme {} (expected tcp, http, https, file, unix, grpc, \
-                         grpcs, k8s, {})",
-                        quoted(scheme),
-                        service::SCHEMES
-                    ))
-                }
-            },
-        },
-        None if text.starts_with('/') || text.starts_with("./") => Kind::File(PathBuf::from(text)),
-        None => Kind::Tcp(parse_host_port(text)?),
+    let Some((written, rest)) = text.split_once("://") else {
+        return Ok(match text.starts_with('/') || text.starts_with("./") {
+            true => Kind::File(PathBuf::from(text)),
+            false => Kind::Tcp(endpoint(text, None)?),
+        });
     };
-    Ok(Target { kind, display })
-}
-
-/// `HOST:PORT` or `[V6]:PORT`.
-fn parse_host_port(text: &str) -> Result<Endpoint, String> {
-    let (host, port) = if let Some(rest) = text.strip_prefix('[') {
-        let (host, after) = rest.split_once(']').ok_or("unclosed '[' in IPv6 address")?;
-        let port = after
-            .strip_prefix(':')
-            .ok_or("missing port (expected [IPV6]:PORT)")?;
-        // Brackets are for IPv6 literals only, never a name to resolve.
-        if host.parse::<std::net::Ipv6Addr>().is_err() {
-            return Err(format!("invalid IPv6 address {}", quoted(host)));
+    let scheme = written.to_ascii_lowercase();
+    Ok(match scheme.as_str() {
+        "tcp" => Kind::Tcp(endpoint(rest.strip_suffix('/').unwrap_or(rest), None)?),
+        "http" | "https" => Kind::Http(parse_http(text, scheme == "https")?),
+        "file" => Kind::File(parse_file_url(rest)?),
+        "unix" => Kind::Unix(parse_file_url(rest)?),
+        "grpc" | "grpcs" => Kind::Grpc(parse_grpc(rest, scheme == "grpcs")?),
+        "k8s" => Kind::K8s(k8s::parse(rest)?),
+        "postgres" | "postgresql" => service::postgres(rest)?,
+        "redis" | "rediss" => service::redis(&scheme, rest)?,
+        "mysql" | "mariadb" => Kind::Mysql(service::plain(&scheme, rest, 3306)?),
+        "amqp" | "amqps" => service::amqp(&scheme, rest)?,
+        "memcached" => Kind::Memcached(service::plain(&scheme, rest, 11211)?),
+        "nats" => Kind::Nats(service::plain(&scheme, rest, 4222)?),
+        "zk" => Kind::Zookeeper(service::plain(&scheme, rest, 2181)?),
+        "dns" => service::dns(rest)?,
+        _ => {
+            return Err(format!(
+                "unknown scheme {} (expected tcp, http, https, file, unix, grpc, grpcs, k8s, \
+                 postgres, redis, rediss, mysql, amqp, amqps, memcached, nats, zk, dns)",
+                quoted(written)
+            ))
         }
-        (host, port)
-    } else {
-        let (host, port) = text
-            .rsplit_once(':')
-            .ok_or("missing port (expected HOST:PORT)")?;
-        if host.contains(':') {
-            return Err("IPv6 addresses need brackets, as in [::1]:80".into());
-        }
-        (host, port)
-    };
-    Ok(Endpoint {
-        host: parse_host(host)?,
-        port: parse_port(port)?,
     })
 }
 
+/// `HOST:PORT` or `[V6]:PORT`; with a `default` port, also `HOST` and `[V6]`.
+fn endpoint(text: &str, default: Option<u16>) -> Result<Endpoint, String> {
+    let (host, port) = if let Some(rest) = text.strip_prefix('[') {
+        let (host, after) = rest.split_once(']').ok_or("unclosed '[' in IPv6 address")?;
+        // Brackets are for IPv6 literals only, never a name to resolve.
+        let ip: Ipv6Addr =
+            (host.parse()).map_err(|_| format!("invalid IPv6 address {}", quoted(host)))?;
+        let port = match (after.strip_prefix(':'), default) {
+            (Some(port), _) => parse_port(port)?,
+            (None, Some(default)) if after.is_empty() => default,
+            (None, Some(_)) => return Err("expected :PORT after ']'".into()),
+            (None, None) => return Err("missing port (expected [IPV6]:PORT)".into()),
+        };
+        (Host::Ip(ip.into()), port)
+    } else {
+        match (text.rsplit_once(':'), default) {
+            (Some((host, _)), _) if host.contains(':') => {
+                let example = if default.is_some() {
+                    "[::1]"
+                } else {
+                    "[::1]:80"
+                };
+                return Err(format!("IPv6 addresses need brackets, as in {example}"));
+            }
+            (Some((host, port)), _) => (parse_host(host)?, parse_port(port)?),
+            (None, Some(default)) => (parse_host(text)?, default),
+            (None, None) => return Err("missing port (expected HOST:PORT)".into()),
+        }
+    };
+    Ok(Endpoint { host, port })
+}
+
 fn parse_port(text: &str) -> Result<u16, String> {
-    if text.is_empty() {
-        return Err("missing port".into());
-    }
     match text.parse::<u16>() {
+        _ if text.is_empty() => Err("missing port".into()),
         Ok(0) => Err("port 0 is not a port one can connect to".into()),
         Ok(port) if text.bytes().all(|b| b.is_ascii_digit()) => Ok(port),
         _ => Err(format!("invalid port {} (expected 1-65535)", quoted(text))),
@@ -213,22 +218,19 @@ fn parse_host(text: &str) -> Result<Host, String> {
     if text.is_empty() {
         return Err("missing host".into());
     }
-    if let Ok(ip) = text.parse::<IpAddr>() {
+    if let Ok(ip) = text.parse() {
         return Ok(Host::Ip(ip));
     }
-    let valid = text.len() <= 253
-        && text.split('.').enumerate().all(|(i, label)| {
-            valid_label(label) || (label.is_empty() && i > 0 && text.ends_with('.'))
-        });
-    if !valid {
+    let labels = text.strip_suffix('.').unwrap_or(text).split('.');
+    if text.len() > 253 || !labels.into_iter().all(valid_label) {
         return Err(format!("invalid host name {}", quoted(text)));
     }
     Ok(Host::Name(text.to_ascii_lowercase()))
 }
 
+/// Letters, digits, `_` and inner `-`, at most 63.
 fn valid_label(label: &str) -> bool {
-    !label.is_empty()
-        && label.len() <= 63
+    (1..=63).contains(&label.len())
         && label
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
@@ -238,47 +240,19 @@ fn valid_label(label: &str) -> bool {
 
 fn parse_http(text: &str, tls: bool) -> Result<HttpTarget, String> {
     let uri: Uri = text.parse().map_err(|e| format!("invalid URL: {e}"))?;
-    let authority = uri.authority().ok_or("missing host")?;
-    let credentials = authority
-        .as_str()
-        .rsplit_once('@')
-        .map(|(userinfo, _)| crate::percent::decode(userinfo.as_bytes()));
-    let host_text = authority.host();
-    let host = host_text
-        .strip_prefix('[')
-        .and_then(|h| h.strip_suffix(']'))
-        .unwrap_or(host_text);
-    if host.len() != host_text.len() && host.parse::<std::net::Ipv6Addr>().is_err() {
-        return Err(format!("invalid IPv6 address {}", quoted(host)));
-    }
-    let written = authority.as_str().rsplit('@').next().unwrap_or_default();
-    let port_text = match written.strip_prefix('[') {
-        Some(v6) => v6
-            .split_once(']')
-            .and_then(|(_, rest)| rest.strip_prefix(':')),
-        None => written.split_once(':').map(|(_, port)| port),
+    let authority = uri.authority().ok_or("missing host")?.as_str();
+    let (credentials, written) = match authority.rsplit_once('@') {
+        Some((userinfo, written)) => (Some(crate::percent::decode(userinfo.as_bytes())), written),
+        None => (None, authority),
     };
-    let port = match port_text {
-        Some(port) => parse_port(port)?,
-        None if tls => 443,
-        None => 80,
-    };
-    let path = uri
-        .path_and_query()
-        .map(|p| p.as_str())
-        .filter(|p| !p.is_empty())
-        .unwrap_or("/");
-    let path = if path.starts_with('/') {
-        path.to_string()
-    } else {
-        format!("/{path}")
+    let path = match uri.path_and_query().map_or("", |p| p.as_str()) {
+        "" => "/".to_string(),
+        path if path.starts_with('/') => path.to_string(),
+        path => format!("/{path}"),
     };
     Ok(HttpTarget {
         tls,
-        endpoint: Endpoint {
-            host: parse_host(host)?,
-            port,
-        },
+        endpoint: endpoint(written, Some(if tls { 443 } else { 80 }))?,
         authority: written.to_string(),
         path,
         credentials,
@@ -292,7 +266,7 @@ fn parse_grpc(rest: &str, tls: bool) -> Result<GrpcTarget, String> {
     }
     Ok(GrpcTarget {
         tls,
-        endpoint: parse_host_port(authority)?,
+        endpoint: endpoint(authority, None)?,
         authority: authority.to_string(),
         service: service.to_string(),
     })
@@ -315,13 +289,11 @@ pub fn redact_userinfo(text: &str) -> String {
     let Some((scheme, rest)) = text.split_once("://") else {
         return text.to_string();
     };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..authority_end];
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
     let Some(at) = authority.rfind('@') else {
         return text.to_string();
     };
-    let userinfo = &authority[..at];
-    let shown = match userinfo.split_once(':') {
+    let shown = match authority[..at].split_once(':') {
         Some((user, _)) => format!("{user}:***"),
         None => "***".to_string(),
     };
@@ -339,27 +311,27 @@ mod tests {
             .kind
     }
 
-    fn tcp(host: Host, port: u16) -> Kind {
-        Kind::Tcp(Endpoint { host, port })
+    /// `host` (an address literal or a name) at `port`; for the tests of `target/` too.
+    pub(super) fn at(host: &str, port: u16) -> Endpoint {
+        let host = host
+            .parse()
+            .map_or_else(|_| Host::Name(host.into()), Host::Ip);
+        Endpoint { host, port }
     }
 
     #[test]
     fn tcp_forms() {
-        assert_eq!(kind("tcp://db:5432"), tcp(Host::Name("db".into()), 5432));
-        assert_eq!(
-            kind("db.default.svc:5432"),
-            tcp(Host::Name("db.default.svc".into()), 5432)
-        );
-        assert_eq!(
-            kind("127.0.0.1:80"),
-            tcp(Host::Ip("127.0.0.1".parse().unwrap()), 80)
-        );
-        assert_eq!(kind("[::1]:80"), tcp(Host::Ip("::1".parse().unwrap()), 80));
-        assert_eq!(
-            kind("tcp://[::1]:80"),
-            tcp(Host::Ip("::1".parse().unwrap()), 80)
-        );
-        assert_eq!(kind("LOCALHOST:1"), tcp(Host::Name("localhost".into()), 1));
+        let cases = [
+            ("tcp://db:5432", "db", 5432),
+            ("db.default.svc:5432", "db.default.svc", 5432),
+            ("127.0.0.1:80", "127.0.0.1", 80),
+            ("[::1]:80", "::1", 80),
+            ("tcp://[::1]:80", "::1", 80),
+            ("LOCALHOST:1", "localhost", 1),
+        ];
+        for (text, host, port) in cases {
+            assert_eq!(kind(text), Kind::Tcp(at(host, port)), "{text}");
+        }
     }
 
     #[test]
@@ -385,23 +357,6 @@ mod tests {
     }
 
     #[test]
-    fn credentials_are_kept_but_never_shown() {
-        let target = Target::parse("http://admin:hunter2@127.0.0.1:81/x").unwrap();
-        let Kind::Http(http) = &target.kind else {
-            panic!()
-        };
-        assert_eq!(http.credentials.as_deref(), Some(&b"admin:hunter2"[..]));
-        assert_eq!(http.authority, "127.0.0.1:81");
-        assert_eq!(target.to_string(), "http://admin:***@127.0.0.1:81/x");
-        let Kind::Http(http) = kind("http://user:p%40ss%3Aw@h/") else {
-            panic!()
-        };
-        assert_eq!(http.credentials.as_deref(), Some(&b"user:p@ss:w"[..]));
-        let err = Target::parse("http://admin:hunter2@127.0.0.1:0/x").unwrap_err();
-        assert!(!err.contains("hunter2"), "{err}");
-    }
-
-    #[test]
     fn file_unix_and_grpc_forms() {
         assert_eq!(kind("file:///tmp/ready"), Kind::File("/tmp/ready".into()));
         assert_eq!(kind("/tmp/ready"), Kind::File("/tmp/ready".into()));
@@ -420,6 +375,23 @@ mod tests {
         };
         assert_eq!(grpc.service, "");
         assert!(grpc.tls);
+    }
+
+    #[test]
+    fn credentials_are_kept_but_never_shown() {
+        let target = Target::parse("http://admin:hunter2@127.0.0.1:81/x").unwrap();
+        let Kind::Http(http) = &target.kind else {
+            panic!()
+        };
+        assert_eq!(http.credentials.as_deref(), Some(&b"admin:hunter2"[..]));
+        assert_eq!(http.authority, "127.0.0.1:81");
+        assert_eq!(target.to_string(), "http://admin:***@127.0.0.1:81/x");
+        let Kind::Http(http) = kind("http://user:p%40ss%3Aw@h/") else {
+            panic!()
+        };
+        assert_eq!(http.credentials.as_deref(), Some(&b"user:p@ss:w"[..]));
+        let err = Target::parse("http://admin:hunter2@127.0.0.1:0/x").unwrap_err();
+        assert!(!err.contains("hunter2"), "{err}");
     }
 
     #[test]

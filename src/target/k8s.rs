@@ -40,12 +40,8 @@ pub fn parse(rest: &str) -> Result<K8sTarget, String> {
         return Err("a k8s:// target has no #fragment".into());
     }
     let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
-    let (kind, name) = match path.split_once('/') {
-        Some((kind, name)) => (kind, Some(name)),
-        None => (path, None),
-    };
-    let mut namespace = None;
-    let mut selector = None;
+    let (kind, name) = path.split_once('/').unwrap_or((path, ""));
+    let (mut namespace, mut selector) = (None, None);
     for pair in query.split('&').filter(|pair| !pair.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         let value = percent_decode(value)?;
@@ -64,19 +60,27 @@ pub fn parse(rest: &str) -> Result<K8sTarget, String> {
         }
     }
     let object = match (kind, name) {
-        ("pods", None | Some("")) => {
+        ("pods", "") => {
             let selector = selector.ok_or("k8s://pods needs ?selector=LABELS")?;
             selector::validate(&selector)?;
             Object::Pods(selector)
         }
-        ("pods", Some(_)) => return Err("k8s://pods takes no name: use k8s://pod/NAME".into()),
+        ("pods", _) => return Err("k8s://pods takes no name: use k8s://pod/NAME".into()),
+        ("job" | "pod" | "service" | "deployment", "") => {
+            return Err(format!("missing {kind} name (k8s://{kind}/NAME)"))
+        }
         ("job" | "pod" | "service" | "deployment", name) => {
-            let name = name.filter(|n| !n.is_empty());
-            let name = name.ok_or_else(|| format!("missing {kind} name (k8s://{kind}/NAME)"))?;
             if selector.is_some() {
                 return Err("?selector= is for k8s://pods only".into());
             }
-            object_name(name)?;
+            // A DNS subdomain, as the API requires of Jobs, Pods and Deployments (a Service's
+            // is a stricter label, which this accepts too).
+            if name.len() > 253 || !name.split('.').all(|label| lower_label(label, 253)) {
+                return Err(format!(
+                    "invalid object name {} (lower-case letters, digits, '-' and '.')",
+                    quoted(name)
+                ));
+            }
             let name = name.to_string();
             match kind {
                 "job" => Object::Job(name),
@@ -94,25 +98,14 @@ pub fn parse(rest: &str) -> Result<K8sTarget, String> {
     Ok(K8sTarget { object, namespace })
 }
 
-/// An object name: a DNS subdomain (RFC 1123), as the API requires of Jobs, Pods and
-/// Deployments (a Service's is a stricter label, which this accepts too).
-fn object_name(name: &str) -> Result<(), String> {
-    let valid = name.len() <= 253
-        && name.split('.').all(|label| {
-            dns_label(label, 253) && !label.contains(|c: char| c.is_ascii_uppercase())
-        });
-    match valid {
-        true => Ok(()),
-        false => Err(format!(
-            "invalid object name {} (lower-case letters, digits, '-' and '.')",
-            quoted(name)
-        )),
-    }
+/// Lower-case letters, digits and inner `-`, at most `max`: an RFC 1123 label.
+fn lower_label(label: &str, max: usize) -> bool {
+    dns_label(label, max) && !label.contains(|c: char| c.is_ascii_uppercase())
 }
 
 /// A namespace name: one DNS label (RFC 1123), at most 63 characters.
 pub fn namespace_name(name: &str) -> Result<(), String> {
-    match dns_label(name, 63) && !name.contains(|c: char| c.is_ascii_uppercase()) {
+    match lower_label(name, 63) {
         true => Ok(()),
         false => Err(format!(
             "invalid namespace {} (lower-case letters, digits and '-', at most 63)",
@@ -123,53 +116,38 @@ pub fn namespace_name(name: &str) -> Result<(), String> {
 
 /// Decodes `%XX` escapes of a query value.
 fn percent_decode(text: &str) -> Result<String, String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = text
-                .get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| format!("invalid %-escape in {}", quoted(text)))?;
-            out.push(hex);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| format!("{} is not UTF-8 once decoded", quoted(text)))
+    let bytes = crate::percent::decode_strict(text.as_bytes())
+        .ok_or_else(|| format!("invalid %-escape in {}", quoted(text)))?;
+    String::from_utf8(bytes).map_err(|_| format!("{} is not UTF-8 once decoded", quoted(text)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn object(text: &str) -> K8sTarget {
-        parse(text).unwrap_or_else(|e| panic!("{text}: {e}"))
-    }
-
     #[test]
     fn every_kind_with_and_without_a_namespace() {
-        let job = object("job/db-migrate");
-        assert_eq!(job.object, Object::Job("db-migrate".into()));
-        assert_eq!(job.namespace, None);
-        let pod = object("pod/web-0?namespace=shop");
-        assert_eq!(pod.object, Object::Pod("web-0".into()));
-        assert_eq!(pod.namespace.as_deref(), Some("shop"));
-        assert_eq!(object("service/db").object, Object::Service("db".into()));
-        assert_eq!(
-            object("deployment/api.v2").object,
-            Object::Deployment("api.v2".into())
-        );
-        let pods = object("pods?selector=app%3Dweb,tier in (a, b)&namespace=x");
-        assert_eq!(pods.object, Object::Pods("app=web,tier in (a, b)".into()));
-        assert_eq!(pods.namespace.as_deref(), Some("x"));
-        assert_eq!(
-            object("pods?selector=app=web").object,
-            Object::Pods("app=web".into())
-        );
+        use Object::*;
+        let cases = [
+            ("job/db-migrate", Job("db-migrate".into()), None),
+            (
+                "pod/web-0?namespace=shop",
+                Pod("web-0".into()),
+                Some("shop"),
+            ),
+            ("service/db", Service("db".into()), None),
+            ("deployment/api.v2", Deployment("api.v2".into()), None),
+            (
+                "pods?selector=app%3Dweb,tier in (a, b)&namespace=x",
+                Pods("app=web,tier in (a, b)".into()),
+                Some("x"),
+            ),
+            ("pods?selector=app=web", Pods("app=web".into()), None),
+        ];
+        for (text, object, namespace) in cases {
+            let namespace = namespace.map(Into::into);
+            assert_eq!(parse(text), Ok(K8sTarget { object, namespace }), "{text}");
+        }
     }
 
     #[test]

@@ -1,12 +1,10 @@
 //! The URLs of servers asked by their own protocol whether they serve (PostgreSQL, Redis,
-//! MySQL, AMQP, memcached, NATS, ZooKeeper) and `dns://NAME`: default ports, and what each
-//! may carry in its userinfo and path. Anything a check would not use is a usage error, so a
-//! password never sits in a manifest believing it is checked.
+//! MySQL, AMQP, memcached, NATS, ZooKeeper) and `dns://NAME`. Anything a check would not use
+//! is a usage error, so a password never sits in a manifest believing it is checked.
 
 use std::fmt;
 
-use super::{parse_host, parse_port, Endpoint, Host, Kind};
-use crate::redact::quoted;
+use super::{endpoint, parse_host, Endpoint, Host, Kind};
 
 /// A value never shown: its `Debug` is `***`.
 #[derive(Clone, PartialEq, Eq)]
@@ -28,7 +26,6 @@ impl fmt::Debug for Secret {
 /// `postgres://[USER@]HOST[:5432][/DB]`: asked with a StartupMessage, never logged in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PostgresTarget {
-    /// Where to connect.
     pub endpoint: Endpoint,
     /// The user named in the StartupMessage (the server wants one before it says its state).
     pub user: String,
@@ -36,15 +33,11 @@ pub struct PostgresTarget {
     pub database: Option<String>,
 }
 
-/// The user a PostgreSQL URL without one asks as: every cluster has it.
-const POSTGRES_USER: &str = "postgres";
-
 /// `redis://[[USER]:PASSWORD@]HOST[:6379][/DB]` or `rediss://`: `PING`, after `AUTH` if given.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RedisTarget {
     /// `rediss://`: TLS.
     pub tls: bool,
-    /// Where to connect.
     pub endpoint: Endpoint,
     /// `AUTH`'s arguments, when the URL has a password.
     pub auth: Option<RedisAuth>,
@@ -55,7 +48,6 @@ pub struct RedisTarget {
 pub struct RedisAuth {
     /// An ACL user (Redis 6 and later); none means the default user.
     pub user: Option<String>,
-    /// The password.
     pub password: Secret,
 }
 
@@ -65,174 +57,110 @@ pub struct RedisAuth {
 pub struct AmqpTarget {
     /// `amqps://`: TLS.
     pub tls: bool,
-    /// Where to connect.
     pub endpoint: Endpoint,
 }
 
-/// The target kind of `scheme` (lower case) with `rest` after `://`; `None` for a scheme
-/// that is not one of these.
-pub(super) fn parse(scheme: &str, rest: &str) -> Option<Result<Kind, String>> {
-    let kind = match scheme {
-        "postgres" | "postgresql" => postgres(rest),
-        "redis" => redis(rest, false),
-        "rediss" => redis(rest, true),
-        "mysql" | "mariadb" => plain(scheme, rest, 3306).map(Kind::Mysql),
-        "amqp" => plain(scheme, rest, 5672).map(|endpoint| Kind::Amqp(amqp(endpoint, false))),
-        "amqps" => plain(scheme, rest, 5671).map(|endpoint| Kind::Amqp(amqp(endpoint, true))),
-        "memcached" => plain(scheme, rest, 11211).map(Kind::Memcached),
-        "nats" => plain(scheme, rest, 4222).map(Kind::Nats),
-        "zk" => plain(scheme, rest, 2181).map(Kind::Zookeeper),
-        "dns" => dns(rest),
-        _ => return None,
-    };
-    Some(kind)
-}
-
-/// The schemes [`parse`] knows, for the unknown-scheme message.
-pub(super) const SCHEMES: &str =
-    "postgres, redis, rediss, mysql, amqp, amqps, memcached, nats, zk, dns";
-
-fn amqp(endpoint: Endpoint, tls: bool) -> AmqpTarget {
-    AmqpTarget { tls, endpoint }
-}
-
-/// A URL split at its parts: userinfo (if any), `host[:port]`, path (empty or from `/`).
-struct Parts<'a> {
-    userinfo: Option<&'a str>,
-    authority: &'a str,
-    path: &'a str,
-}
-
-fn split<'a>(scheme: &str, rest: &'a str) -> Result<Parts<'a>, String> {
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(end);
+/// Splits what follows `scheme://` into userinfo (if any), `host[:port]` and path (empty or
+/// from `/`); a query or fragment is refused.
+fn split<'a>(scheme: &str, rest: &'a str) -> Result<(Option<&'a str>, &'a str, &'a str), String> {
+    let (authority, path) = rest.split_at(rest.find(['/', '?', '#']).unwrap_or(rest.len()));
     if path.contains(['?', '#']) {
         return Err(format!(
             "{scheme}:// takes no query or fragment (readiness needs no options)"
         ));
     }
-    let (userinfo, authority) = match authority.rsplit_once('@') {
-        Some((userinfo, authority)) => (Some(userinfo), authority),
-        None => (None, authority),
-    };
-    Ok(Parts {
-        userinfo,
-        authority,
-        path,
+    Ok(match authority.rsplit_once('@') {
+        Some((userinfo, authority)) => (Some(userinfo), authority, path),
+        None => (None, authority, path),
     })
 }
 
-/// `HOST`, `HOST:PORT`, `[V6]` or `[V6]:PORT`.
-fn endpoint(authority: &str, default_port: u16) -> Result<Endpoint, String> {
-    let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
-        let (host, after) = rest.split_once(']').ok_or("unclosed '[' in IPv6 address")?;
-        let port = match after {
-            "" => None,
-            _ => Some(after.strip_prefix(':').ok_or("expected :PORT after ']'")?),
-        };
-        match host.parse::<std::net::Ipv6Addr>() {
-            Ok(ip) => (Host::Ip(ip.into()), port),
-            Err(_) => return Err(format!("invalid IPv6 address {}", quoted(host))),
-        }
-    } else {
-        let (host, port) = match authority.rsplit_once(':') {
-            Some((host, _)) if host.contains(':') => {
-                return Err("IPv6 addresses need brackets, as in [::1]".into())
-            }
-            Some((host, port)) => (host, Some(port)),
-            None => (authority, None),
-        };
-        (parse_host(host)?, port)
-    };
-    let port = match port {
-        Some(port) => parse_port(port)?,
-        None => default_port,
-    };
-    Ok(Endpoint { host, port })
-}
-
 /// A kind whose check needs nothing but the address: no userinfo, no path.
-fn plain(scheme: &str, rest: &str, default_port: u16) -> Result<Endpoint, String> {
-    let parts = split(scheme, rest)?;
-    if parts.userinfo.is_some() {
+pub(super) fn plain(scheme: &str, rest: &str, default_port: u16) -> Result<Endpoint, String> {
+    let (userinfo, authority, path) = split(scheme, rest)?;
+    if userinfo.is_some() {
         return Err(format!(
             "{scheme}:// takes no user or password (readiness is asked without logging in)"
         ));
     }
-    if !matches!(parts.path, "" | "/") {
+    if !matches!(path, "" | "/") {
         return Err(format!(
             "{scheme}:// takes no path (readiness is asked of the server, not a database)"
         ));
     }
-    endpoint(parts.authority, default_port)
+    endpoint(authority, Some(default_port))
 }
 
-fn postgres(rest: &str) -> Result<Kind, String> {
-    let parts = split("postgres", rest)?;
-    let user = match parts.userinfo {
-        None => POSTGRES_USER.to_string(),
-        Some(userinfo) if userinfo.contains(':') => {
-            return Err(
-                "postgres:// takes a user but no password (readiness is asked \
-                        without logging in)"
+/// `amqp://` or `amqps://` (`scheme`).
+pub(super) fn amqp(scheme: &str, rest: &str) -> Result<Kind, String> {
+    let tls = scheme == "amqps";
+    let endpoint = plain(scheme, rest, if tls { 5671 } else { 5672 })?;
+    Ok(Kind::Amqp(AmqpTarget { tls, endpoint }))
+}
+
+pub(super) fn postgres(rest: &str) -> Result<Kind, String> {
+    let (userinfo, authority, path) = split("postgres", rest)?;
+    let user =
+        match userinfo {
+            // Every cluster has this user.
+            None => "postgres".to_string(),
+            Some(userinfo) if userinfo.contains(':') => return Err(
+                "postgres:// takes a user but no password (readiness is asked without logging in)"
                     .into(),
-            )
-        }
-        Some(user) => decode(user, "user")?,
-    };
+            ),
+            Some(user) => decode(user, "user")?,
+        };
     if user.is_empty() {
         return Err("empty user name before '@'".into());
     }
-    let database = match parts.path {
+    let database = match path {
         "" | "/" => None,
         path => Some(decode(&path[1..], "database name")?),
     };
+    let endpoint = endpoint(authority, Some(5432))?;
     Ok(Kind::Postgres(PostgresTarget {
-        endpoint: endpoint(parts.authority, 5432)?,
+        endpoint,
         user,
         database,
     }))
 }
 
-fn redis(rest: &str, tls: bool) -> Result<Kind, String> {
-    let scheme = if tls { "rediss" } else { "redis" };
-    let parts = split(scheme, rest)?;
-    let auth = match parts.userinfo {
+/// `redis://` or `rediss://` (`scheme`).
+pub(super) fn redis(scheme: &str, rest: &str) -> Result<Kind, String> {
+    let (userinfo, authority, path) = split(scheme, rest)?;
+    let auth = match userinfo.map(|userinfo| userinfo.split_once(':')) {
         None => None,
-        Some(userinfo) => {
-            let Some((user, password)) = userinfo.split_once(':') else {
-                return Err(format!(
-                    "a {scheme}:// userinfo is :PASSWORD or USER:PASSWORD (no ':' found)"
-                ));
-            };
-            if password.is_empty() {
-                return Err("empty password after ':'".into());
-            }
-            Some(RedisAuth {
-                user: match user {
-                    "" => None,
-                    user => Some(decode(user, "user")?),
-                },
-                password: Secret(decode(password, "password")?),
-            })
+        Some(None) => {
+            return Err(format!(
+                "a {scheme}:// userinfo is :PASSWORD or USER:PASSWORD (no ':' found)"
+            ))
         }
+        Some(Some((_, ""))) => return Err("empty password after ':'".into()),
+        Some(Some((user, password))) => Some(RedisAuth {
+            user: match user {
+                "" => None,
+                user => Some(decode(user, "user")?),
+            },
+            password: Secret(decode(password, "password")?),
+        }),
     };
-    let database = parts.path.strip_prefix('/').unwrap_or_default();
-    if !database.is_empty() && (database.len() > 5 || !database.bytes().all(|b| b.is_ascii_digit()))
-    {
+    let database = path.strip_prefix('/').unwrap_or_default();
+    if database.len() > 5 || !database.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!(
             "the path of a {scheme}:// URL is a database number, as in {scheme}://cache:6379/0"
         ));
     }
+    let tls = scheme == "rediss";
+    let endpoint = endpoint(authority, Some(6379))?;
     Ok(Kind::Redis(RedisTarget {
         tls,
-        endpoint: endpoint(parts.authority, 6379)?,
+        endpoint,
         auth,
     }))
 }
 
 /// `dns://NAME`: a name, nothing else.
-fn dns(rest: &str) -> Result<Kind, String> {
+pub(super) fn dns(rest: &str) -> Result<Kind, String> {
     let name = rest.strip_suffix('/').unwrap_or(rest);
     if name.contains(['@', ':', '/', '?', '#', '[']) {
         return Err("dns:// takes a host name only, as in dns://db.default.svc".into());
@@ -252,24 +180,18 @@ fn decode(text: &str, what: &str) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::kind;
+    use super::super::tests::{at, kind};
     use super::super::Target;
     use super::*;
 
-    fn at(host: &str, port: u16) -> Endpoint {
-        Endpoint {
-            host: parse_host(host).unwrap(),
-            port,
-        }
-    }
-
     #[test]
     fn default_ports() {
+        let amqp = |endpoint, tls| Kind::Amqp(AmqpTarget { tls, endpoint });
         let cases = [
             ("mysql://db", Kind::Mysql(at("db", 3306))),
             ("mariadb://db:3307", Kind::Mysql(at("db", 3307))),
-            ("amqp://mq", Kind::Amqp(amqp(at("mq", 5672), false))),
-            ("amqps://mq/", Kind::Amqp(amqp(at("mq", 5671), true))),
+            ("amqp://mq", amqp(at("mq", 5672), false)),
+            ("amqps://mq/", amqp(at("mq", 5671), true)),
             ("memcached://[::1]", Kind::Memcached(at("::1", 11211))),
             ("nats://127.0.0.1", Kind::Nats(at("127.0.0.1", 4222))),
             ("zk://[::1]:2182", Kind::Zookeeper(at("::1", 2182))),
@@ -282,19 +204,22 @@ mod tests {
 
     #[test]
     fn postgres_user_and_database() {
-        let Kind::Postgres(pg) = kind("postgresql://db") else {
-            panic!()
+        let postgres = |endpoint, user: &str, database: Option<&str>| {
+            let (user, database) = (user.into(), database.map(Into::into));
+            Kind::Postgres(PostgresTarget {
+                endpoint,
+                user,
+                database,
+            })
         };
         assert_eq!(
-            (pg.endpoint, pg.user, pg.database),
-            (at("db", 5432), "postgres".into(), None)
+            kind("postgresql://db"),
+            postgres(at("db", 5432), "postgres", None)
         );
-        let Kind::Postgres(pg) = kind("postgres://app%40x@db:6432/orders%2Fv2") else {
-            panic!()
-        };
-        assert_eq!(pg.user, "app@x");
-        assert_eq!(pg.database.as_deref(), Some("orders/v2"));
-        assert_eq!(pg.endpoint.port, 6432);
+        assert_eq!(
+            kind("postgres://app%40x@db:6432/orders%2Fv2"),
+            postgres(at("db", 6432), "app@x", Some("orders/v2"))
+        );
     }
 
     #[test]
