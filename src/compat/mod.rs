@@ -6,6 +6,19 @@ mod wait_for;
 mod wait_for_it;
 
 use std::path::Path;
+use std::time::{Duration, Instant};
+
+use tokio::runtime::Runtime;
+
+use crate::check::{Check, CheckWatch};
+use crate::engine::{self, Condition, Miss, NoWatch, Policy};
+use crate::error::Failure;
+use crate::net::transport::connect_tcp;
+use crate::process::signal::Terminations;
+use crate::target::Endpoint;
+
+/// Longer deadlines (centuries) are no deadline at all; this keeps `Instant` arithmetic sound.
+const LONGEST: Duration = Duration::from_secs(u32::MAX as u64);
 
 /// Runs the tool readygate was invoked as, judged by the file name in argv[0], and returns its
 /// exit status; `None` means readygate was called by its own name (or any other) and parses its
@@ -21,5 +34,109 @@ pub fn dispatch() -> Option<u8> {
             Some(wait_for::main(&argv0, args.collect()))
         }
         _ => None,
+    }
+}
+
+/// Prints the complaint (if any), then the script's usage text, on stderr; returns `status`.
+fn usage(complaint: Option<String>, text: &str, status: u8) -> u8 {
+    if let Some(complaint) = complaint {
+        say!("{complaint}");
+    }
+    crate::output::stderr(text);
+    status
+}
+
+/// The runtime, and the terminating signals listened for from now on (so that one sent once a
+/// "waiting" line is read is not missed); `None` (after saying why, as `name`) when the
+/// runtime cannot start.
+fn start(name: &str) -> Option<(Runtime, Terminations)> {
+    match engine::runtime() {
+        Ok(runtime) => {
+            let signals = {
+                let _context = runtime.enter();
+                Terminations::listen()
+            };
+            Some((runtime, signals))
+        }
+        Err(err) => {
+            say!("{name}: cannot start: {err}");
+            None
+        }
+    }
+}
+
+/// A number's optional sign: whether it is `-`, and the text after it.
+fn sign(text: &str) -> (bool, &str) {
+    match text.strip_prefix('-') {
+        Some(digits) => (true, digits),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    }
+}
+
+/// Whether `text` is one or more ASCII digits.
+fn all_digits(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The one target a drop-in waits for, as the engine retries it.
+enum Gate {
+    /// A target checked as readygate checks its own.
+    Check(Box<Check>),
+    /// A TCP port whose host is never refused up front: a name is looked up on every attempt.
+    Port(Endpoint),
+    /// The reason no attempt can succeed, which the script would also only find out by failing
+    /// every attempt.
+    Never(Failure),
+}
+
+impl Condition for Gate {
+    type Watch = CheckWatch;
+    type Failure = Failure;
+
+    fn watch(&self) -> CheckWatch {
+        match self {
+            Gate::Check(check) => check.watch(),
+            Gate::Port(_) | Gate::Never(_) => CheckWatch::None(NoWatch),
+        }
+    }
+
+    async fn attempt(&self) -> Result<(), Miss<Failure>> {
+        match self {
+            Gate::Check(check) => check.attempt().await,
+            Gate::Port(endpoint) => Ok(connect_tcp(endpoint).await.map(drop)?),
+            Gate::Never(reason) => Err(Miss::NotYet(reason.clone())),
+        }
+    }
+}
+
+/// Retries `gate` through readygate's engine until it is ready (`Ok(Some(time taken))`), `limit`
+/// passes (`Ok(None)`), or a terminating signal arrives (`Err(signal)`).
+async fn wait(
+    gate: Gate,
+    limit: Option<Duration>,
+    name: String,
+    mut signals: Terminations,
+) -> Result<Option<Duration>, i32> {
+    let policy = Policy {
+        deadline: limit.filter(|limit| *limit <= LONGEST),
+        // nc -w 1, wget --timeout=1, and readygate's own default: one second per attempt.
+        attempt_timeout: crate::plan::ATTEMPT_TIMEOUT,
+        success_threshold: 1,
+        any: false,
+        invert: false,
+        max_attempts: None,
+    };
+    let local = match &gate {
+        Gate::Check(check) => check.target.is_local(false),
+        Gate::Port(endpoint) => endpoint.host.is_local(),
+        Gate::Never(_) => false,
+    };
+    let (names, schedules) = ([name], [crate::plan::schedule(local, None)]);
+    let started = Instant::now();
+    tokio::select! {
+        report = engine::run(vec![gate], &names, &schedules, &policy) => {
+            Ok(report.ready.then(|| started.elapsed()))
+        }
+        signal = signals.next() => Err(signal),
     }
 }

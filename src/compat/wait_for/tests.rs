@@ -1,20 +1,24 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use super::args::{parse, usage, whole_seconds, Gate, Invocation, Plan};
+use super::args::{parse, usage, whole_seconds, Address, Invocation, Plan};
 
 fn run(args: &[&str]) -> Invocation {
     parse(args.iter().map(OsString::from).collect())
 }
 
-fn tcp(host: &str, port: &str) -> Gate {
-    Gate::Tcp {
+fn tcp(host: &str, port: &str) -> Address {
+    Address::Tcp {
         host: host.into(),
         port: port.into(),
     }
 }
 
-fn plan(target: Gate, seconds: u64, command: &[&str]) -> Invocation {
+fn http(url: &str) -> Address {
+    Address::Http(url.into())
+}
+
+fn plan(target: Address, seconds: u64, command: &[&str]) -> Invocation {
     Invocation::Wait(Plan {
         target,
         timeout: (seconds > 0).then(|| Duration::from_secs(seconds)),
@@ -22,12 +26,7 @@ fn plan(target: Gate, seconds: u64, command: &[&str]) -> Invocation {
     })
 }
 
-fn usage_error(complaint: Option<&str>, status: u8) -> Invocation {
-    Invocation::Usage {
-        complaint: complaint.map(String::from),
-        status,
-    }
-}
+const MISSING: &str = "Error: you need to provide a host and port to test.";
 
 #[test]
 fn targets_timeouts_and_the_command_read_as_the_script_reads_them() {
@@ -50,12 +49,9 @@ fn targets_timeouts_and_the_command_read_as_the_script_reads_them() {
         (&["a:1", "b:2:3"], plan(tcp("b", "2"), 15, &[])),
         (
             &["http://h:8080/x?y"],
-            plan(Gate::Http("http://h:8080/x?y".into()), 15, &[]),
+            plan(http("http://h:8080/x?y"), 15, &[]),
         ),
-        (
-            &["https://h/"],
-            plan(Gate::Http("https://h/".into()), 15, &[]),
-        ),
+        (&["https://h/"], plan(http("https://h/"), 15, &[])),
         // A word with a colon is a target before it is an option, as in the script's `case`.
         (&["--timeout=1:2"], plan(tcp("--timeout=1", "2"), 15, &[])),
         // Words after the command's `--` are the command's, options included.
@@ -71,61 +67,45 @@ fn targets_timeouts_and_the_command_read_as_the_script_reads_them() {
 
 #[test]
 fn bad_command_lines_get_the_scripts_statuses_and_lines() {
-    let cases: &[(&[&str], Invocation)] = &[
-        (
-            &[],
-            usage_error(
-                Some("Error: you need to provide a host and port to test."),
-                2,
-            ),
-        ),
-        (&["-q"], usage_error(None, 2)),
-        (
-            &["db:"],
-            usage_error(
-                Some("Error: you need to provide a host and port to test."),
-                2,
-            ),
-        ),
-        (
-            &[":80"],
-            usage_error(
-                Some("Error: you need to provide a host and port to test."),
-                2,
-            ),
-        ),
+    let cases: &[(&[&str], Option<&str>, u8)] = &[
+        (&[], Some(MISSING), 2),
+        (&["-q"], None, 2),
+        (&["db:"], Some(MISSING), 2),
+        (&[":80"], Some(MISSING), 2),
         (
             &["-t", "-1", "db:1"],
-            usage_error(Some("Error: invalid timeout '-1'"), 3),
+            Some("Error: invalid timeout '-1'"),
+            3,
         ),
         (
             &["-t", "1.5", "db:1"],
-            usage_error(Some("Error: invalid timeout '1.5'"), 3),
+            Some("Error: invalid timeout '1.5'"),
+            3,
         ),
-        (&["-q", "-t", "x", "db:1"], usage_error(None, 3)),
+        (&["-q", "-t", "x", "db:1"], None, 3),
         // `-t --` takes the `--` as its value.
         (
             &["-t", "--", "db:1", "--", "echo"],
-            usage_error(Some("Error: invalid timeout '--'"), 3),
+            Some("Error: invalid timeout '--'"),
+            3,
         ),
         // `-t` last takes the script's appended `--`; the loop then meets an empty word.
-        (&["db:1", "-t"], usage_error(Some("Unknown argument: "), 1)),
-        (&["-x", "db:1"], usage_error(Some("Unknown option: -x"), 1)),
-        (&["-q", "-x"], usage_error(Some("Unknown option: -x"), 1)),
-        (&["-q-x"], usage_error(Some("Unknown option: -q-x"), 1)),
-        (
-            &["--quiet=1"],
-            usage_error(Some("Unknown option: --quiet=1"), 1),
-        ),
-        (&["db"], usage_error(Some("Unknown argument: db"), 1)),
+        (&["db:1", "-t"], Some("Unknown argument: "), 1),
+        (&["-x", "db:1"], Some("Unknown option: -x"), 1),
+        (&["-q", "-x"], Some("Unknown option: -x"), 1),
+        (&["-q-x"], Some("Unknown option: -q-x"), 1),
+        (&["--quiet=1"], Some("Unknown option: --quiet=1"), 1),
+        (&["db"], Some("Unknown argument: db"), 1),
         (
             &["db:1", "/app/server"],
-            usage_error(Some("Unknown argument: /app/server"), 1),
+            Some("Unknown argument: /app/server"),
+            1,
         ),
-        (&["--help", "db:1"], usage_error(None, 0)),
+        (&["--help", "db:1"], None, 0),
     ];
-    for (args, expected) in cases {
-        assert_eq!(&run(args), expected, "{args:?}");
+    for &(args, complaint, status) in cases {
+        let expected = Invocation::Usage(complaint.map(String::from), status);
+        assert_eq!(run(args), expected, "{args:?}");
     }
     for args in [&["-v"][..], &["--version"], &["-qv"], &["db:1", "-v"]] {
         assert_eq!(run(args), Invocation::Version, "{args:?}");
@@ -162,5 +142,5 @@ fn the_usage_text_names_the_command_as_called() {
         "\n  -t TIMEOUT | --timeout=timeout      Timeout in seconds, zero for no timeout\n"
     ));
     assert!(text.contains("\n                                      Defaults to 15 seconds\n"));
-    assert!(text.ends_with("Execute command with args after the test finishes\n"));
+    assert!(text.ends_with("Execute command with args after the test finishes"));
 }

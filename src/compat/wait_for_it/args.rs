@@ -6,26 +6,12 @@ use std::ffi::OsString;
 use std::net::IpAddr;
 use std::time::Duration;
 
+use super::super::{all_digits, sign};
 use crate::redact::{one_line, quoted};
 use crate::target::{Endpoint, Host};
 
-/// The script's timeout when none is given, as it prints it.
-const DEFAULT_TIMEOUT: &str = "15";
-/// Where the script's `/dev/tcp` (through getaddrinfo) looks up a PORT that is a service name.
-const SERVICES: &str = "/etc/services";
-
-/// What a wait-for-it command line asks for.
-#[derive(Debug, PartialEq, Eq)]
-pub(super) enum Invocation {
-    /// Print the complaint (absent with `--help`, or when `-q` came first), then the usage
-    /// text (always, even with `-q`), and exit 1.
-    Usage(Option<String>),
-    /// Wait for the port, then maybe run the command.
-    Wait(Plan),
-}
-
 /// One wait, as the script would carry it out.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct Plan {
     /// HOST as typed: the script prints it verbatim.
     pub(super) host: String,
@@ -59,102 +45,78 @@ pub(super) enum Deadline {
 
 /// The script's argument loop, case for case: a word with a `:` is always `host:port`; `-h`,
 /// `-p` and `-t` take the next word, and an empty one ends the loop; `--` takes the rest.
-pub(super) fn parse(args: Vec<OsString>) -> Invocation {
-    let mut host = String::new();
-    let mut port = String::new();
-    let mut timeout = String::new();
-    let (mut strict, mut quiet, mut child) = (false, false, false);
-    let mut command = Vec::new();
+/// `Err` is a usage error: print the complaint (absent with `--help`, or when `-q` came
+/// first), then the usage text (always, even with `-q`), and exit 1.
+pub(super) fn parse(args: Vec<OsString>) -> Result<Plan, Option<String>> {
+    let mut plan = Plan::default();
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let arg = arg.to_string_lossy().into_owned();
         if arg.contains(':') {
-            (host, port) = split_host_port(&arg);
+            (plan.host, plan.port) = split_host_port(&arg);
             continue;
         }
         match arg.as_str() {
-            "--child" => child = true,
-            "-q" | "--quiet" => quiet = true,
-            "-s" | "--strict" => strict = true,
+            "--child" => plan.child = true,
+            "-q" | "--quiet" => plan.quiet = true,
+            "-s" | "--strict" => plan.strict = true,
             "-h" | "-p" | "-t" => {
-                let value = args
-                    .next()
-                    .map(|value| value.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                let stop = value.is_empty();
-                match arg.as_str() {
-                    "-h" => host = value,
-                    "-p" => port = value,
-                    _ => timeout = value,
-                }
-                if stop {
+                let field = match arg.as_str() {
+                    "-h" => &mut plan.host,
+                    "-p" => &mut plan.port,
+                    _ => &mut plan.timeout,
+                };
+                *field = args.next().unwrap_or_default().to_string_lossy().into();
+                if field.is_empty() {
                     break;
                 }
             }
             "--" => {
-                command = args.collect();
+                plan.command = args.collect();
                 break;
             }
-            "--help" => return Invocation::Usage(None),
-            _ => {
-                if let Some(value) = arg.strip_prefix("--host=") {
-                    host = value.to_string();
-                } else if let Some(value) = arg.strip_prefix("--port=") {
-                    port = value.to_string();
-                } else if let Some(value) = arg.strip_prefix("--timeout=") {
-                    timeout = value.to_string();
-                } else {
+            "--help" => return Err(None),
+            _ => match arg.split_once('=') {
+                Some(("--host", value)) => plan.host = value.into(),
+                Some(("--port", value)) => plan.port = value.into(),
+                Some(("--timeout", value)) => plan.timeout = value.into(),
+                _ => {
                     let complaint = format!("Unknown argument: {}", one_line(&arg));
-                    return Invocation::Usage((!quiet).then_some(complaint));
+                    return Err((!plan.quiet).then_some(complaint));
                 }
-            }
+            },
         }
     }
-    if host.is_empty() || port.is_empty() {
-        let complaint = "Error: you need to provide a host and port to test.".to_string();
-        return Invocation::Usage((!quiet).then_some(complaint));
+    if plan.host.is_empty() || plan.port.is_empty() {
+        let complaint = "Error: you need to provide a host and port to test.";
+        return Err((!plan.quiet).then(|| complaint.into()));
     }
-    if timeout.is_empty() {
-        timeout = DEFAULT_TIMEOUT.into();
+    if plan.timeout.is_empty() {
+        plan.timeout = "15".into();
     }
-    Invocation::Wait(Plan {
-        host,
-        port,
-        timeout,
-        strict,
-        quiet,
-        child,
-        command,
-    })
+    Ok(plan)
 }
 
 /// `hostport=(${1//:/ })`: every `:` becomes a space, the result is split into words, and the
 /// first two are HOST and PORT (either may come out empty, which is then a usage error).
 pub(super) fn split_host_port(arg: &str) -> (String, String) {
-    let spaced = arg.replace(':', " ");
-    let mut words = spaced.split([' ', '\t', '\n']).filter(|w| !w.is_empty());
-    let host = words.next().unwrap_or_default().to_string();
-    let port = words.next().unwrap_or_default().to_string();
-    (host, port)
+    let mut words = arg.split([':', ' ', '\t', '\n']).filter(|w| !w.is_empty());
+    let mut word = || words.next().unwrap_or_default().to_string();
+    (word(), word())
 }
 
 /// TIMEOUT as the script reads it: `[[ $TIMEOUT -gt 0 ]]` in bash arithmetic (a leading `0`
 /// means octal, so `08` is an error), then `timeout $TIMEOUT`, which reads it as decimal.
 pub(super) fn deadline(text: &str) -> Deadline {
-    let (negative, digits) = match text.strip_prefix('-') {
-        Some(digits) => (true, digits),
-        None => (false, text.strip_prefix('+').unwrap_or(text)),
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Deadline::Unreadable;
+    let (negative, digits) = sign(text);
+    let octal = digits.starts_with('0');
+    if !all_digits(digits) || (octal && digits.contains(['8', '9'])) {
+        Deadline::Unreadable
+    } else if negative || digits.bytes().all(|b| b == b'0') {
+        Deadline::Never
+    } else {
+        Deadline::After(Duration::from_secs(digits.parse().unwrap_or(u64::MAX)))
     }
-    if digits.starts_with('0') && digits.bytes().any(|b| b == b'8' || b == b'9') {
-        return Deadline::Unreadable;
-    }
-    if negative || digits.bytes().all(|b| b == b'0') {
-        return Deadline::Never;
-    }
-    Deadline::After(Duration::from_secs(digits.parse().unwrap_or(u64::MAX)))
 }
 
 /// Where the script's `/dev/tcp/$HOST/$PORT` connects. HOST is never refused up front: an
@@ -173,14 +135,11 @@ pub(super) fn endpoint(host: &str, port: &str) -> Result<Endpoint, String> {
     Ok(Endpoint { host, port })
 }
 
+/// PORT as getaddrinfo reads it: a number (strtoul saturates on overflow and negates modulo
+/// 2^64; htons keeps the low 16 bits), else a TCP service of `/etc/services`.
 pub(super) fn port_number(text: &str) -> Result<u16, String> {
-    let trimmed = text.trim_start_matches([' ', '\t', '\n']);
-    let (negative, digits) = match trimmed.strip_prefix('-') {
-        Some(digits) => (true, digits),
-        None => (false, trimmed.strip_prefix('+').unwrap_or(trimmed)),
-    };
-    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-        // strtoul: saturates on overflow, negates modulo 2^64; htons keeps the low 16 bits.
+    let (negative, digits) = sign(text.trim_start_matches([' ', '\t', '\n']));
+    if all_digits(digits) {
         let value = digits.parse::<u64>().unwrap_or(u64::MAX);
         let value = if negative {
             value.wrapping_neg()
@@ -189,20 +148,14 @@ pub(super) fn port_number(text: &str) -> Result<u16, String> {
         };
         return Ok(value as u16);
     }
-    let services = services();
-    service_port(&services, text).ok_or_else(|| format!("unknown TCP service {}", quoted(text)))
+    tcp_service(text).ok_or_else(|| format!("unknown TCP service {}", quoted(text)))
 }
 
-/// The TCP port of service `name` (or an alias) in `/etc/services`, as getaddrinfo finds it.
+/// The TCP port of service `name` (or an alias) in `/etc/services`, as getaddrinfo finds it;
+/// the file is read only if it is a regular file, without blocking, and at most 4 MiB of it.
 pub(in crate::compat) fn tcp_service(name: &str) -> Option<u16> {
-    service_port(&services(), name)
-}
-
-/// `/etc/services`, read only if it is a regular file, without blocking, and at most 4 MiB of it.
-fn services() -> String {
-    crate::regular_file::read_head(std::path::Path::new(SERVICES), 4 << 20)
-        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-        .unwrap_or_default()
+    let services = crate::regular_file::read_head("/etc/services".as_ref(), 4 << 20).ok()?;
+    service_port(&String::from_utf8_lossy(&services), name)
 }
 
 /// The TCP port of service `name` (or an alias) in an `/etc/services` text.
@@ -231,7 +184,6 @@ pub(super) fn usage(cmdname: &str) -> String {
     -q | --quiet                Don't output any status messages
     -t TIMEOUT | --timeout=TIMEOUT
                                 Timeout in seconds, zero for no timeout
-    -- COMMAND ARGS             Execute command with args after the test finishes
-"
+    -- COMMAND ARGS             Execute command with args after the test finishes"
     )
 }

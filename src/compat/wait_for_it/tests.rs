@@ -4,15 +4,12 @@ use std::time::Duration;
 use super::args::*;
 use crate::target::Host;
 
-fn parsed(args: &[&str]) -> Invocation {
+fn parsed(args: &[&str]) -> Result<Plan, Option<String>> {
     parse(args.iter().map(OsString::from).collect())
 }
 
 fn planned(args: &[&str]) -> Plan {
-    match parsed(args) {
-        Invocation::Wait(plan) => plan,
-        other => panic!("{args:?}: {other:?}"),
-    }
+    parsed(args).unwrap_or_else(|complaint| panic!("{args:?}: {complaint:?}"))
 }
 
 const MISSING: &str = "Error: you need to provide a host and port to test.";
@@ -62,20 +59,17 @@ fn an_empty_value_ends_the_argument_loop() {
     assert!(plan.command.is_empty());
     assert_eq!(planned(&["db:1", "-t"]).timeout, "15");
     assert_eq!(planned(&["db:1", "--timeout="]).timeout, "15");
-    assert_eq!(
-        parsed(&["db:1", "-h"]),
-        Invocation::Usage(Some(MISSING.into()))
-    );
+    assert_eq!(parsed(&["db:1", "-h"]), Err(Some(MISSING.into())));
 }
 
 #[test]
 fn usage_errors() {
-    let unknown = |arg: &str| Invocation::Usage(Some(format!("Unknown argument: {arg}")));
+    let unknown = |arg: &str| Err(Some(format!("Unknown argument: {arg}")));
     assert_eq!(parsed(&["db"]), unknown("db"));
     assert_eq!(parsed(&["--host", "db"]), unknown("--host"));
     assert_eq!(parsed(&["-qs"]), unknown("-qs"));
-    assert_eq!(parsed(&["-q", "db"]), Invocation::Usage(None));
-    assert_eq!(parsed(&["db:1", "--help"]), Invocation::Usage(None));
+    assert_eq!(parsed(&["-q", "db"]), Err(None));
+    assert_eq!(parsed(&["db:1", "--help"]), Err(None));
     for args in [
         &[][..],
         &["db:"],
@@ -83,13 +77,9 @@ fn usage_errors() {
         &["-p", "1"],
         &["--host=", "-p", "1"],
     ] {
-        assert_eq!(
-            parsed(args),
-            Invocation::Usage(Some(MISSING.into())),
-            "{args:?}"
-        );
+        assert_eq!(parsed(args), Err(Some(MISSING.into())), "{args:?}");
     }
-    assert_eq!(parsed(&["-q", "-p", "1"]), Invocation::Usage(None));
+    assert_eq!(parsed(&["-q", "-p", "1"]), Err(None));
 }
 
 #[test]
@@ -142,5 +132,5 @@ fn endpoints_never_refuse_a_host() {
 fn usage_names_the_command_as_invoked() {
     let text = usage("wait-for-it.sh");
     assert!(text.starts_with("Usage:\n    wait-for-it.sh host:port [-s]"));
-    assert!(text.ends_with("after the test finishes\n"));
+    assert!(text.ends_with("after the test finishes"));
 }
