@@ -3,7 +3,6 @@
 
 mod attempt;
 mod schedule;
-mod waiting;
 
 use std::fmt;
 use std::future::Future;
@@ -13,11 +12,9 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 use tokio::time::{sleep, sleep_until, timeout_at, Instant};
 
-use attempt::Scope;
-pub use attempt::{attempt_end, retry_not_before};
+use attempt::Attempt;
+pub use attempt::{attempt_end, retry_not_before, waiting_for, NOTHING_YET};
 pub use schedule::{Backoff, Schedule};
-use waiting::Waiting;
-pub use waiting::{waiting_for, NOTHING_YET};
 
 /// The runtime every command runs on: one thread, with I/O (and signals) and timers.
 pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
@@ -161,7 +158,7 @@ pub struct Report<F> {
     pub targets: Vec<TargetReport<F>>,
 }
 
-/// What a target's loop tells the engine as it goes.
+/// Where a target stands, kept by its loop and read by the engine.
 #[derive(Debug)]
 struct Progress<F> {
     ready: bool,
@@ -170,8 +167,8 @@ struct Progress<F> {
     last_error: Option<Missed<F>>,
     /// When the attempt now in flight started, if one is.
     in_flight: Option<Instant>,
-    /// What the attempt in flight waits for.
-    waiting: Waiting,
+    /// The attempt in flight, as its check describes it.
+    attempt: Attempt,
     /// When the next attempt may start, if the target asked for a wait.
     not_before: Option<Instant>,
 }
@@ -182,21 +179,27 @@ impl<F> Default for Progress<F> {
             ready: false,
             last_error: None,
             in_flight: None,
-            waiting: Waiting::default(),
+            attempt: Attempt::default(),
             not_before: None,
         }
     }
 }
 
 impl<F> Progress<F> {
-    /// An attempt cut by the deadline: its reason is what it was waiting for then, kept only
-    /// when no earlier attempt gave a reason of its own (`no such host web`, `status 503`, or
-    /// `no answer within 1.0s` at its own timeout).
-    fn cut_by_deadline(&mut self, reason: Missed<F>) {
+    /// The attempt in flight ended, missing the goal when `miss` says why. One `cut` by the
+    /// deadline gives its reason only when no earlier attempt gave one of its own (`no such
+    /// host web`, `status 503`, or `no answer within 1.0s` at its own timeout).
+    fn ended(&mut self, miss: Option<Missed<F>>, cut: bool) {
         self.in_flight = None;
-        self.last_error.get_or_insert(reason);
+        match miss {
+            Some(reason) if cut => _ = self.last_error.get_or_insert(reason),
+            Some(reason) => self.last_error = Some(reason),
+            None => {}
+        }
     }
 }
+
+type Shared<F> = Arc<Mutex<Progress<F>>>;
 
 /// How a target loop ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -209,18 +212,6 @@ enum End {
     Never,
 }
 
-/// What a target loop reports to the engine.
-enum Event<F> {
-    /// An attempt starts now.
-    Started,
-    /// An attempt ended (at its own timeout too); with the reason when it missed the goal.
-    Ended(Option<Missed<F>>),
-    /// An attempt was cut by the deadline.
-    CutByDeadline(Missed<F>),
-    /// The target asked not to be tried again before then.
-    NotBefore(Instant),
-}
-
 /// Runs every condition until the policy's goal is met or the deadline passes. `names` label
 /// the conditions in log lines (already redacted); `schedules` space their attempts.
 pub async fn run<C: Condition>(
@@ -229,86 +220,50 @@ pub async fn run<C: Condition>(
     schedules: &[Schedule],
     policy: &Policy,
 ) -> Report<C::Failure> {
-    assert_eq!(conditions.len(), names.len(), "one name per condition");
-    assert_eq!(
-        conditions.len(),
-        schedules.len(),
-        "one schedule per condition"
-    );
+    let total = conditions.len();
+    assert_eq!(total, names.len(), "one name per condition");
+    assert_eq!(total, schedules.len(), "one schedule per condition");
     let start = Instant::now();
-    // A deadline the clock cannot represent (hundreds of billions of years) is no deadline.
-    let deadline = policy.deadline.and_then(|d| start.checked_add(d));
-    // Each its own: a cloned `Progress` would share its `Waiting`.
-    let shared: Arc<Mutex<Vec<Progress<C::Failure>>>> = Arc::new(Mutex::new(
-        conditions.iter().map(|_| Progress::default()).collect(),
-    ));
+    // No deadline, or one the clock cannot represent (hundreds of billions of years): never.
+    let deadline = policy
+        .deadline
+        .and_then(|d| start.checked_add(d))
+        .unwrap_or_else(|| far_future(start));
+    let shared: Vec<Shared<C::Failure>> = names.iter().map(|_| Shared::default()).collect();
     let mut tasks = JoinSet::new();
     let seed = fastrand::u64(..);
     for (index, condition) in conditions.into_iter().enumerate() {
-        let policy = policy.clone();
-        let shared = Arc::clone(&shared);
-        let seed = seed.wrapping_add(index as u64);
-        let name = names[index].clone();
-        let waiting = shared.lock().expect("progress lock")[index].waiting.clone();
-        let backoff = Backoff::new(schedules[index], seed);
         if policy.max_attempts != Some(1) {
-            tracing::debug!("{name}: {}", schedules[index]);
+            tracing::debug!("{}: {}", names[index], schedules[index]);
         }
+        let backoff = Backoff::new(schedules[index], seed.wrapping_add(index as u64));
+        let (name, policy, progress) =
+            (names[index].clone(), policy.clone(), shared[index].clone());
         tasks.spawn(async move {
-            let end = target_loop(
-                condition,
-                &name,
-                &policy,
-                deadline,
-                backoff,
-                &waiting,
-                |event| {
-                    let mut progress = shared.lock().expect("progress lock");
-                    let progress = &mut progress[index];
-                    match event {
-                        Event::Started => {
-                            progress.in_flight = Some(Instant::now());
-                            progress.not_before = None;
-                        }
-                        Event::NotBefore(at) => progress.not_before = Some(at),
-                        Event::Ended(reason) => {
-                            progress.in_flight = None;
-                            if reason.is_some() {
-                                progress.last_error = reason;
-                            }
-                        }
-                        Event::CutByDeadline(reason) => progress.cut_by_deadline(reason),
-                    }
-                },
-            )
-            .await;
-            (index, end)
+            let end = target_loop(condition, &name, &policy, deadline, backoff, &progress);
+            (index, end.await)
         });
     }
 
-    let total = names.len();
-    let mut ready_count = 0;
-    let mut finished = 0;
+    let (mut ready_count, mut finished) = (0, 0);
     let mut progress_at = start + PROGRESS_EVERY;
     let met = loop {
         if finished == total {
-            break ready_count == total || (policy.any && ready_count > 0);
+            // Only none of none is met here: any other goal was met as its target ended.
+            break ready_count == total;
         }
         // Cancellation: every arm is cancel-safe; dropping `tasks` aborts the target loops.
         tokio::select! {
             joined = tasks.join_next() => {
                 finished += 1;
                 // A target loop cannot panic by design; if one did, it is simply not ready.
-                let (index, end) = match joined {
-                    Some(Ok(done)) => done,
-                    Some(Err(_)) | None => (usize::MAX, End::OutOfAttempts),
-                };
+                let Some(Ok((index, end))) = joined else { continue };
                 if end == End::Never && !policy.any {
                     break false;
                 }
                 if end == End::Met {
                     ready_count += 1;
-                    shared.lock().expect("progress lock")[index].ready = true;
+                    lock(&shared[index]).ready = true;
                     tracing::info!("{}: {} after {}", names[index],
                         if policy.invert { "not ready" } else { "ready" },
                         humanize(start.elapsed()));
@@ -317,11 +272,17 @@ pub async fn run<C: Condition>(
                     }
                 }
             }
-            _ = sleep_until_deadline(deadline) => {
+            _ = sleep_until(deadline) => {
                 // An attempt that ends at the deadline too (a check that stopped waiting then)
                 // reports its own reason first.
                 tokio::task::yield_now().await;
-                note_attempts_cut_by_deadline(&shared);
+                for progress in &shared {
+                    let mut progress = lock(progress);
+                    if let Some(started) = progress.in_flight {
+                        let reason = progress.attempt.within(started.elapsed());
+                        progress.ended(Some(reason), true);
+                    }
+                }
                 break false;
             }
             _ = sleep_until(progress_at) => {
@@ -331,16 +292,16 @@ pub async fn run<C: Condition>(
         }
     };
     tasks.abort_all();
-    let progress = std::mem::take(&mut *shared.lock().expect("progress lock"));
+    let targets = shared.iter().map(|progress| {
+        let mut progress = lock(progress);
+        TargetReport {
+            ready: progress.ready,
+            last_error: progress.last_error.take(),
+        }
+    });
     Report {
         ready: met,
-        targets: progress
-            .into_iter()
-            .map(|p| TargetReport {
-                ready: p.ready,
-                last_error: p.last_error,
-            })
-            .collect(),
+        targets: targets.collect(),
     }
 }
 
@@ -350,79 +311,59 @@ async fn target_loop<C: Condition>(
     condition: C,
     name: &str,
     policy: &Policy,
-    deadline: Option<Instant>,
+    deadline: Instant,
     mut backoff: Backoff,
-    waiting: &Waiting,
-    mut record: impl FnMut(Event<C::Failure>),
+    progress: &Mutex<Progress<C::Failure>>,
 ) -> End {
+    let attempt = lock(progress).attempt.clone();
     // One attempt only (`probe`) has nothing to be woken for: no watch to set up and close.
     let mut watch = (policy.max_attempts != Some(1)).then(|| condition.watch());
     let mut streak = 0;
     let mut attempts = 0;
     loop {
-        // The attempt ends at its timeout or the deadline, the very instant the engine stops
-        // waiting there, so a check that stops waiting then too can tell why it ends.
         let now = Instant::now();
         // Too little time left for an attempt to tell anything: the last reason stands, and
         // the deadline, which the caller waits for, ends this loop.
-        if attempts > 0 && deadline.is_some_and(|d| d.saturating_duration_since(now) < FLOOR) {
+        if attempts > 0 && deadline.saturating_duration_since(now) < FLOOR {
             std::future::pending::<()>().await;
         }
-        let end = match (now.checked_add(policy.attempt_timeout), deadline) {
-            (Some(end), Some(deadline)) => end.min(deadline),
-            (Some(end), None) => end,
-            (None, Some(deadline)) => deadline,
-            (None, None) => far_future(now),
-        };
-        let bound = end.saturating_duration_since(now);
-        record(Event::Started);
-        let scope = Scope::new(end);
-        let attempt = waiting.scope(scope.run(condition.attempt()));
-        let outcome = match timeout_at(end, attempt).await {
-            Ok(outcome) => outcome.map_err(|miss| match miss {
-                Miss::NotYet(failure) => Miss::NotYet(Missed::Failed(failure)),
-                Miss::Never(failure) => Miss::Never(Missed::Failed(failure)),
-            }),
-            Err(_) => Err(Miss::NotYet(waiting.within(bound))),
+        // The attempt ends at its timeout or the deadline, the very instant the engine stops
+        // waiting there, so a check that stops waiting then too can tell why it ends.
+        let end = now
+            .checked_add(policy.attempt_timeout)
+            .map_or(deadline, |end| end.min(deadline));
+        {
+            let mut progress = lock(progress);
+            progress.in_flight = Some(now);
+            progress.not_before = None;
+        }
+        let (failure, never) = match timeout_at(end, attempt.run(end, condition.attempt())).await {
+            Ok(Ok(())) => (None, false),
+            Ok(Err(Miss::NotYet(failure))) => (Some(Missed::Failed(failure)), false),
+            Ok(Err(Miss::Never(failure))) => (Some(Missed::Failed(failure)), true),
+            Err(_) => (Some(attempt.within(end - now)), false),
         };
         attempts += 1;
-        let good = match (outcome, policy.invert) {
+        match (&failure, policy.invert) {
+            (Some(reason), _) => tracing::debug!("{name}: attempt {attempts}: {reason}"),
+            (None, false) => tracing::debug!("{name}: attempt {attempts}: ready"),
+            (None, true) => tracing::debug!("{name}: attempt {attempts}: still ready"),
+        }
+        if never {
             // Not ready for good: with --invert that is the goal, for good too.
-            (Err(Miss::Never(reason)), invert) => {
-                tracing::debug!("{name}: attempt {attempts}: {reason}");
-                record(Event::Ended((!invert).then_some(reason)));
-                return if invert { End::Met } else { End::Never };
-            }
-            (Err(Miss::NotYet(reason)), true) => {
-                tracing::debug!("{name}: attempt {attempts}: {reason}");
-                record(Event::Ended(None));
-                true
-            }
-            (Ok(()), false) => {
-                tracing::debug!("{name}: attempt {attempts}: ready");
-                record(Event::Ended(None));
-                true
-            }
-            (Ok(()), true) => {
-                tracing::debug!(
-                    "{name}: attempt {attempts}: {}",
-                    Missed::<C::Failure>::StillReady
-                );
-                record(Event::Ended(Some(Missed::StillReady)));
-                false
-            }
-            (Err(Miss::NotYet(reason)), false) => {
-                tracing::debug!("{name}: attempt {attempts}: {reason}");
-                // A check that stopped waiting at the deadline (`DNS: no answer for web in
-                // time`) was cut by it as much as one the engine stopped.
-                let cut = Some(end) == deadline && Instant::now() >= end;
-                record(match cut {
-                    true => Event::CutByDeadline(reason),
-                    false => Event::Ended(Some(reason)),
-                });
-                false
-            }
+            lock(progress).ended((!policy.invert).then_some(failure).flatten(), false);
+            return if policy.invert { End::Met } else { End::Never };
+        }
+        let miss = match (failure, policy.invert) {
+            (failure, false) => failure,
+            (Some(_), true) => None,
+            (None, true) => Some(Missed::StillReady),
         };
+        // A check that stopped waiting at the deadline (`DNS: no answer for web in time`) was
+        // cut by it as much as one the engine stopped.
+        let cut = !policy.invert && end == deadline && Instant::now() >= end;
+        let good = miss.is_none();
+        lock(progress).ended(miss, cut);
         let delay = if good {
             streak += 1;
             if streak >= policy.success_threshold {
@@ -435,13 +376,13 @@ async fn target_loop<C: Condition>(
             let delay = backoff.next_delay();
             // The target asked for a wait (a `Retry-After`): no sooner, though the deadline
             // still ends the wait when it comes.
-            match scope.not_before() {
+            match attempt.not_before() {
                 Some(asked) if asked > delay => {
-                    tracing::debug!(
-                        "{name}: next attempt in {}, as the target asked",
-                        humanize(asked)
-                    );
-                    record(Event::NotBefore(later(Instant::now(), asked)));
+                    let asked_text = humanize(asked);
+                    tracing::debug!("{name}: next attempt in {asked_text}, as the target asked");
+                    let now = Instant::now();
+                    let at = now.checked_add(asked).unwrap_or_else(|| far_future(now));
+                    lock(progress).not_before = Some(at);
                     asked
                 }
                 _ => delay,
@@ -458,65 +399,36 @@ async fn target_loop<C: Condition>(
     }
 }
 
-/// At the deadline, an attempt still in flight is the reason its target is not ready only if no
-/// earlier attempt ended: a peer that resets every connection is reported as `connection
-/// reset`, not as the unfinished last attempt's `no answer within 30ms`.
-fn note_attempts_cut_by_deadline<F>(shared: &Mutex<Vec<Progress<F>>>) {
-    for progress in shared.lock().expect("progress lock").iter_mut() {
-        if let Some(started) = progress.in_flight {
-            let reason = progress.waiting.within(started.elapsed());
-            progress.cut_by_deadline(reason);
-        }
-    }
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().expect("progress lock")
 }
 
-/// An instant as far ahead as the timer goes (about 30 years), for an attempt without bound.
+/// An instant as far ahead as the timer goes (about 30 years).
 fn far_future(now: Instant) -> Instant {
     now + Duration::from_secs(86400 * 365 * 30)
 }
 
-/// `by` after `now`, or the far future if the clock cannot say.
-fn later(now: Instant, by: Duration) -> Instant {
-    now.checked_add(by).unwrap_or_else(|| far_future(now))
-}
-
-/// Sleeps until the deadline, or forever without one.
-async fn sleep_until_deadline(deadline: Option<Instant>) {
-    match deadline {
-        Some(deadline) => sleep_until(deadline).await,
-        None => std::future::pending().await,
-    }
-}
-
-fn log_progress<F: fmt::Display>(
-    shared: &Mutex<Vec<Progress<F>>>,
-    names: &[String],
-    start: Instant,
-) {
-    let progress = shared.lock().expect("progress lock");
+fn log_progress<F: fmt::Display>(shared: &[Shared<F>], names: &[String], start: Instant) {
     let now = Instant::now();
-    let waiting: Vec<String> = progress
-        .iter()
-        .zip(names)
-        .filter(|(p, _)| !p.ready)
-        .map(|(p, name)| {
-            let asked = match p.not_before {
-                Some(at) if at > now => {
-                    format!("; next attempt in {}, as it asked", humanize(at - now))
-                }
-                _ => String::new(),
-            };
-            match &p.last_error {
-                Some(reason) => format!("{name} ({reason}{asked})"),
-                None => name.clone(),
+    let mut waiting = Vec::new();
+    for (progress, name) in shared.iter().zip(names) {
+        let progress = lock(progress);
+        if progress.ready {
+            continue;
+        }
+        let asked = match progress.not_before {
+            Some(at) if at > now => {
+                format!("; next attempt in {}, as it asked", humanize(at - now))
             }
-        })
-        .collect();
-    tracing::info!(
-        "still waiting after {}: {}",
-        humanize(start.elapsed()),
-        waiting.join(", ")
-    );
+            _ => String::new(),
+        };
+        waiting.push(match &progress.last_error {
+            Some(reason) => format!("{name} ({reason}{asked})"),
+            None => name.clone(),
+        });
+    }
+    let elapsed = humanize(start.elapsed());
+    tracing::info!("still waiting after {elapsed}: {}", waiting.join(", "));
 }
 
 /// A duration rounded for people: `1.5s`, `250ms`.

@@ -9,63 +9,133 @@ use tokio::time::Instant;
 use super::*;
 
 const MS: Duration = Duration::from_millis(1);
+const S: Duration = Duration::from_secs(1);
 
-/// A scripted condition: ready from `ready_at` on (and, if set, unready again from `gone_at`),
-/// each attempt taking `takes`; it records when each attempt started.
+/// How a [`Scripted`] condition's attempts go.
+#[derive(Clone, Copy)]
+enum Step {
+    Up,
+    Down(&'static str),
+    /// Not ready, and never will be (a Job that failed).
+    Never(&'static str),
+    /// Takes this long, then is refused.
+    Slow(Duration),
+    /// Waits until its attempt ends, then says why, as a DNS lookup that stops waiting does.
+    Stalls(&'static str),
+}
+use Step::*;
+
+const REFUSED: Step = Down("connection refused");
+
+/// A scripted condition: from each `(at, step)` of `script` on, its attempts go as `step`
+/// says; it records when each attempt started.
 #[derive(Clone)]
 struct Scripted {
     start: Instant,
-    ready_at: Option<Duration>,
-    gone_at: Option<Duration>,
-    takes: Duration,
-    attempts: Arc<Mutex<Vec<Duration>>>,
+    script: Vec<(Duration, Step)>,
+    /// Asks every time not to be tried again for this long (a `Retry-After`).
+    asks: Option<Duration>,
+    /// When its watch fires.
+    fires_at: Option<Duration>,
+    times: Arc<Mutex<Vec<Duration>>>,
+    watches: Arc<AtomicU32>,
+}
+
+/// A condition following `steps`, given as milliseconds from now.
+fn script(steps: &[(u32, Step)]) -> Scripted {
+    Scripted {
+        start: Instant::now(),
+        script: steps.iter().map(|&(ms, step)| (ms * MS, step)).collect(),
+        asks: None,
+        fires_at: None,
+        times: Arc::default(),
+        watches: Arc::default(),
+    }
+}
+
+/// Refused until `ms`, then up.
+fn up_from(ms: u32) -> Scripted {
+    script(&[(0, REFUSED), (ms, Up)])
+}
+
+/// Refused for good.
+fn down() -> Scripted {
+    script(&[(0, REFUSED)])
+}
+
+/// Busy for good, asking not to be tried again for `wait` (a 503 with `Retry-After`).
+fn busy(wait: Duration) -> Scripted {
+    Scripted {
+        asks: Some(wait),
+        ..script(&[(0, Down("status 503"))])
+    }
 }
 
 impl Scripted {
-    fn new(ready_at: Option<Duration>) -> Self {
-        Scripted {
-            start: Instant::now(),
-            ready_at,
-            gone_at: None,
-            takes: Duration::ZERO,
-            attempts: Arc::default(),
-        }
+    fn times(&self) -> Vec<Duration> {
+        self.times.lock().unwrap().clone()
     }
+}
 
-    fn attempt_times(&self) -> Vec<Duration> {
-        self.attempts.lock().unwrap().clone()
+/// A watch that fires at its instant.
+struct FiresAt(Instant);
+
+impl Watch for FiresAt {
+    async fn changed(&mut self) {
+        tokio::time::sleep_until(self.0).await;
+        self.0 += Duration::from_secs(3600);
     }
 }
 
 impl Condition for Scripted {
-    type Watch = NoWatch;
-    type Failure = String;
+    type Watch = Option<FiresAt>;
+    type Failure = &'static str;
 
-    fn watch(&self) -> NoWatch {
-        NoWatch
+    fn watch(&self) -> Option<FiresAt> {
+        self.watches.fetch_add(1, Ordering::SeqCst);
+        self.fires_at.map(|at| FiresAt(self.start + at))
     }
 
-    async fn attempt(&self) -> Result<(), Miss<String>> {
+    async fn attempt(&self) -> Result<(), Miss<&'static str>> {
         let at = self.start.elapsed();
-        self.attempts.lock().unwrap().push(at);
-        tokio::time::sleep(self.takes).await;
-        let up = self.ready_at.is_some_and(|r| at >= r) && !self.gone_at.is_some_and(|g| at >= g);
-        if up {
-            Ok(())
-        } else {
-            Err(Miss::NotYet("connection refused".into()))
+        self.times.lock().unwrap().push(at);
+        if let Some(wait) = self.asks {
+            retry_not_before(wait);
+        }
+        let step = self.script.iter().rev().find(|(from, _)| at >= *from);
+        match step.expect("a script starts at zero").1 {
+            Up => Ok(()),
+            Down(why) => Err(Miss::NotYet(why)),
+            Never(why) => Err(Miss::Never(why)),
+            Slow(takes) => {
+                tokio::time::sleep(takes).await;
+                Err(Miss::NotYet("connection refused"))
+            }
+            Stalls(why) => {
+                tokio::time::sleep_until(attempt_end().expect("in an attempt")).await;
+                Err(Miss::NotYet(why))
+            }
         }
     }
 }
 
+/// Waits ten seconds, one attempt a second at most.
 fn defaults() -> Policy {
     Policy {
-        deadline: Some(Duration::from_secs(10)),
-        attempt_timeout: Duration::from_secs(1),
+        deadline: Some(10 * S),
+        attempt_timeout: S,
         success_threshold: 1,
         any: false,
         invert: false,
         max_attempts: None,
+    }
+}
+
+/// [`defaults`] with another deadline.
+fn within(deadline: Duration) -> Policy {
+    Policy {
+        deadline: Some(deadline),
+        ..defaults()
     }
 }
 
@@ -77,30 +147,57 @@ const LOCAL: Schedule = Schedule {
     growth: (2, 1),
 };
 
-fn local(n: usize) -> Vec<Schedule> {
-    vec![LOCAL; n]
+/// The plan's schedule for remote targets (the engine itself knows no plan).
+const REMOTE: Schedule = Schedule {
+    label: "remote",
+    first: Duration::from_millis(100),
+    max: Duration::from_secs(5),
+    growth: (13, 10),
+};
+
+/// Spaced `every` apart, without growth.
+fn steady(every: Duration) -> Schedule {
+    Schedule {
+        first: every,
+        max: every,
+        ..LOCAL
+    }
 }
 
-fn names(n: usize) -> Vec<String> {
-    (0..n).map(|i| format!("target-{i}")).collect()
+/// Runs `conditions`, all on `schedule`: the report, and how long the run took.
+async fn go(
+    conditions: &[&Scripted],
+    schedule: Schedule,
+    policy: &Policy,
+) -> (Report<&'static str>, Duration) {
+    let names: Vec<String> = (0..conditions.len()).map(|i| format!("t{i}")).collect();
+    let schedules = vec![schedule; conditions.len()];
+    let started = Instant::now();
+    let conditions = conditions.iter().map(|&c| c.clone()).collect();
+    let report = run(conditions, &names, &schedules, policy).await;
+    (report, started.elapsed())
+}
+
+/// Why target `index` missed its goal, if it did.
+fn reason(report: &Report<&str>, index: usize) -> Option<String> {
+    report.targets[index].reason()
 }
 
 #[tokio::test(start_paused = true)]
 async fn ready_at_once_takes_one_attempt() {
-    let condition = Scripted::new(Some(Duration::ZERO));
-    let report = run(vec![condition.clone()], &names(1), &local(1), &defaults()).await;
+    let up = up_from(0);
+    let (report, _) = go(&[&up], LOCAL, &defaults()).await;
     assert!(report.ready);
-    assert_eq!(condition.attempt_times(), vec![Duration::ZERO]);
-    assert_eq!(report.targets[0].reason(), None);
+    assert_eq!(up.times(), [Duration::ZERO]);
+    assert_eq!(reason(&report, 0), None);
 }
 
 #[tokio::test(start_paused = true)]
 async fn retries_follow_the_jittered_exponential_backoff() {
-    let condition = Scripted::new(Some(Duration::from_secs(2)));
-    let started = Instant::now();
-    let report = run(vec![condition.clone()], &names(1), &local(1), &defaults()).await;
+    let condition = up_from(2000);
+    let (report, noticed) = go(&[&condition], LOCAL, &defaults()).await;
     assert!(report.ready);
-    let times = condition.attempt_times();
+    let times = condition.times();
     let gaps: Vec<Duration> = times.windows(2).map(|w| w[1] - w[0]).collect();
     let bases = [10u32, 20, 40, 80];
     for (gap, base) in gaps.iter().zip(bases) {
@@ -113,52 +210,33 @@ async fn retries_follow_the_jittered_exponential_backoff() {
         assert!(*gap >= 50 * MS && *gap <= 100 * MS, "capped gap {gap:?}");
     }
     // Noticed within one capped interval of coming up.
-    let noticed = started.elapsed();
-    assert!(
-        noticed >= Duration::from_secs(2) && noticed <= Duration::from_millis(2100),
-        "{noticed:?}"
-    );
+    assert!(noticed >= 2 * S && noticed <= 2100 * MS, "{noticed:?}");
 }
 
 #[tokio::test(start_paused = true)]
 async fn the_deadline_is_exact_even_when_attempts_hang() {
-    let mut condition = Scripted::new(None);
-    condition.takes = Duration::from_secs(3600);
-    let policy = Policy {
-        deadline: Some(Duration::from_millis(2500)),
-        ..defaults()
-    };
-    let started = Instant::now();
-    let report = run(vec![condition.clone()], &names(1), &local(1), &policy).await;
+    let hangs = script(&[(0, Slow(3600 * S))]);
+    let (report, took) = go(&[&hangs], LOCAL, &within(2500 * MS)).await;
     assert!(!report.ready);
-    assert_eq!(started.elapsed(), Duration::from_millis(2500));
+    assert_eq!(took, 2500 * MS);
     // Attempts are cut at the attempt timeout (1s), then retried.
-    let times = condition.attempt_times();
+    let times = hangs.times();
     assert_eq!(times.len(), 3, "{times:?}");
-    assert!(times[1] >= Duration::from_millis(1005) && times[1] <= Duration::from_millis(1010));
+    assert!(times[1] >= 1005 * MS && times[1] <= 1010 * MS);
     // The attempt in flight at the deadline is cut short: the reason stays the last one that
     // ran its full attempt timeout.
-    assert_eq!(
-        report.targets[0].reason().as_deref(),
-        Some("no answer within 1.0s")
-    );
-}
+    assert_eq!(reason(&report, 0).as_deref(), Some("no answer within 1.0s"));
 
-#[tokio::test(start_paused = true)]
-async fn attempt_timeout_is_clipped_to_the_deadline() {
-    let mut condition = Scripted::new(None);
-    condition.takes = Duration::from_secs(3600);
+    // The attempt timeout is clipped to the deadline.
     let policy = Policy {
-        deadline: Some(Duration::from_millis(300)),
-        attempt_timeout: Duration::from_secs(5),
-        ..defaults()
+        attempt_timeout: 5 * S,
+        ..within(300 * MS)
     };
-    let started = Instant::now();
-    let report = run(vec![condition.clone()], &names(1), &local(1), &policy).await;
+    let (report, took) = go(&[&hangs], LOCAL, &policy).await;
     assert!(!report.ready);
-    assert_eq!(started.elapsed(), Duration::from_millis(300));
+    assert_eq!(took, 300 * MS);
     assert_eq!(
-        report.targets[0].reason().as_deref(),
+        reason(&report, 0).as_deref(),
         Some("no answer within 300ms")
     );
 }
@@ -166,461 +244,201 @@ async fn attempt_timeout_is_clipped_to_the_deadline() {
 #[tokio::test(start_paused = true)]
 async fn a_concrete_failure_outlives_the_attempt_cut_by_the_deadline() {
     // Every attempt fails after 100ms; the one in flight at the deadline has no verdict yet.
-    let mut condition = Scripted::new(None);
-    condition.takes = 100 * MS;
-    let policy = Policy {
-        deadline: Some(Duration::from_millis(1050)),
-        ..defaults()
-    };
-    let schedule = Schedule {
-        max: 10 * MS,
-        ..LOCAL
-    };
-    let report = run(vec![condition.clone()], &names(1), &[schedule], &policy).await;
-    let times = condition.attempt_times();
-    assert!(
-        *times.last().unwrap() > Duration::from_millis(950),
-        "{times:?}"
-    );
-    assert_eq!(
-        report.targets[0].reason().as_deref(),
-        Some("connection refused")
-    );
-}
-
-/// Fails at once with `no such host web` on the attempts listed in `fails_at_once`; the others
-/// wait until their attempt ends and then say so, as a DNS lookup that stops waiting does.
-struct StopsAtTheEnd {
-    fails_at_once: &'static [u32],
-    attempts: AtomicU32,
-}
-
-impl Condition for StopsAtTheEnd {
-    type Watch = NoWatch;
-    type Failure = String;
-
-    fn watch(&self) -> NoWatch {
-        NoWatch
-    }
-
-    async fn attempt(&self) -> Result<(), Miss<String>> {
-        let attempt = self.attempts.fetch_add(1, Ordering::SeqCst) + 1;
-        if !self.fails_at_once.contains(&attempt) {
-            tokio::time::sleep_until(attempt_end().expect("in an attempt")).await;
-            return Err(Miss::NotYet("DNS: no answer for web in time".into()));
-        }
-        Err(Miss::NotYet("no such host web".into()))
-    }
+    let slow = script(&[(0, Slow(100 * MS))]);
+    let (report, _) = go(&[&slow], steady(10 * MS), &within(1050 * MS)).await;
+    let times = slow.times();
+    assert!(*times.last().unwrap() > 950 * MS, "{times:?}");
+    assert_eq!(reason(&report, 0).as_deref(), Some("connection refused"));
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_check_that_stops_waiting_at_the_deadline_keeps_the_earlier_reason() {
-    let policy = Policy {
-        deadline: Some(Duration::from_millis(500)),
-        ..defaults()
-    };
-    for (fails_at_once, reason) in [
+async fn a_check_that_stops_waiting_keeps_the_earlier_reason_only_at_the_deadline() {
+    let stalls = Stalls("DNS: no answer for web in time");
+    let fails_once = [(0, Down("no such host web")), (1, stalls)];
+    let cases = [
         // The first attempt completes; the second waits until the deadline.
-        (&[1][..], "no such host web"),
+        (&fails_once[..], S, "no such host web"),
         // No attempt completed: what the one in flight was waiting for at the deadline.
-        (&[][..], "DNS: no answer for web in time"),
-    ] {
-        let condition = StopsAtTheEnd {
-            fails_at_once,
-            attempts: AtomicU32::new(0),
+        (&[(0, stalls)][..], S, "DNS: no answer for web in time"),
+        // Attempts end at their own 100ms timeout, not the deadline: that is their real reason.
+        (&fails_once[..], 100 * MS, "DNS: no answer for web in time"),
+    ];
+    for (steps, attempt_timeout, why) in cases {
+        let policy = Policy {
+            attempt_timeout,
+            ..within(500 * MS)
         };
-        let started = Instant::now();
-        let report = run(vec![condition], &names(1), &local(1), &policy).await;
+        let (report, took) = go(&[&script(steps)], LOCAL, &policy).await;
         assert!(!report.ready);
-        assert_eq!(started.elapsed(), Duration::from_millis(500));
-        assert_eq!(report.targets[0].reason().as_deref(), Some(reason));
+        assert_eq!(took, 500 * MS);
+        assert_eq!(reason(&report, 0).as_deref(), Some(why));
     }
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_reason_at_its_own_attempt_timeout_still_replaces_an_earlier_one() {
-    // Attempts end at their own 100ms timeout, not the deadline: that is their real reason.
-    let policy = Policy {
-        deadline: Some(Duration::from_millis(1000)),
-        attempt_timeout: 100 * MS,
-        ..defaults()
-    };
-    let condition = StopsAtTheEnd {
-        fails_at_once: &[1],
-        attempts: AtomicU32::new(0),
-    };
-    let report = run(vec![condition], &names(1), &local(1), &policy).await;
-    assert_eq!(
-        report.targets[0].reason().as_deref(),
-        Some("DNS: no answer for web in time")
-    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn success_threshold_needs_consecutive_successes() {
     // Up from 1s, down again from 1.015s, up for good from 1.5s: the first streak breaks.
-    let mut flapping = Scripted::new(Some(Duration::from_secs(1)));
-    flapping.gone_at = Some(Duration::from_millis(1015));
-    let flapping = FlapThenUp {
-        inner: flapping,
-        up_again: Duration::from_millis(1500),
-    };
-    let attempts = flapping.inner.attempts.clone();
+    let flapping = script(&[(0, REFUSED), (1000, Up), (1015, REFUSED), (1500, Up)]);
     let policy = Policy {
         success_threshold: 3,
         ..defaults()
     };
-    let started = Instant::now();
-    let report = run(vec![flapping], &names(1), &local(1), &policy).await;
+    let (report, took) = go(&[&flapping], LOCAL, &policy).await;
     assert!(report.ready);
-    let elapsed = started.elapsed();
-    assert!(elapsed >= Duration::from_millis(1500 + 20), "{elapsed:?}");
-    assert!(
-        elapsed <= Duration::from_millis(1500 + 100 + 20),
-        "{elapsed:?}"
-    );
+    assert!(took >= (1500 + 20) * MS, "{took:?}");
+    assert!(took <= (1500 + 100 + 20) * MS, "{took:?}");
     // The last three attempts are `interval` apart.
-    let times = attempts.lock().unwrap().clone();
+    let times = flapping.times();
     let n = times.len();
     assert_eq!(times[n - 1] - times[n - 2], 10 * MS);
     assert_eq!(times[n - 2] - times[n - 3], 10 * MS);
 }
 
-/// Wraps [`Scripted`]: after `gone_at`, ready again from `up_again`.
-struct FlapThenUp {
-    inner: Scripted,
-    up_again: Duration,
-}
-
-impl Condition for FlapThenUp {
-    type Watch = NoWatch;
-    type Failure = String;
-
-    fn watch(&self) -> NoWatch {
-        NoWatch
-    }
-
-    async fn attempt(&self) -> Result<(), Miss<String>> {
-        let at = self.inner.start.elapsed();
-        let result = self.inner.attempt().await;
-        if at >= self.up_again {
-            Ok(())
-        } else {
-            result
-        }
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn all_waits_for_the_slowest_and_any_for_the_fastest() {
-    let fast = Scripted::new(Some(Duration::from_millis(500)));
-    let slow = Scripted::new(Some(Duration::from_secs(3)));
-    let started = Instant::now();
-    let report = run(
-        vec![fast.clone(), slow.clone()],
-        &names(2),
-        &local(2),
-        &defaults(),
-    )
-    .await;
+    let (report, took) = go(&[&up_from(500), &up_from(3000)], LOCAL, &defaults()).await;
     assert!(report.ready);
-    assert!(started.elapsed() >= Duration::from_secs(3));
+    assert!(took >= 3 * S);
     assert!(report.targets.iter().all(|t| t.ready));
 
-    let fast = Scripted::new(Some(Duration::from_millis(500)));
-    let slow = Scripted::new(Some(Duration::from_secs(3)));
-    let started = Instant::now();
-    let policy = Policy {
+    let any = Policy {
         any: true,
         ..defaults()
     };
-    let report = run(vec![fast, slow], &names(2), &local(2), &policy).await;
+    let (report, took) = go(&[&up_from(500), &up_from(3000)], LOCAL, &any).await;
     assert!(report.ready);
-    assert!(
-        started.elapsed() < Duration::from_millis(700),
-        "{:?}",
-        started.elapsed()
-    );
+    assert!(took < 700 * MS, "{took:?}");
     assert!(report.targets[0].ready && !report.targets[1].ready);
-    assert_eq!(
-        report.targets[1].reason().as_deref(),
-        Some("connection refused")
-    );
+    assert_eq!(reason(&report, 1).as_deref(), Some("connection refused"));
 }
 
 #[tokio::test(start_paused = true)]
 async fn all_fails_at_the_deadline_if_one_never_comes_up() {
-    let up = Scripted::new(Some(Duration::ZERO));
-    let never = Scripted::new(None);
-    let started = Instant::now();
-    let policy = Policy {
-        deadline: Some(Duration::from_secs(2)),
-        ..defaults()
-    };
-    let report = run(vec![up, never], &names(2), &local(2), &policy).await;
+    let (report, took) = go(&[&up_from(0), &down()], LOCAL, &within(2 * S)).await;
     assert!(!report.ready);
-    assert_eq!(started.elapsed(), Duration::from_secs(2));
+    assert_eq!(took, 2 * S);
     assert!(report.targets[0].ready);
     assert!(!report.targets[1].ready);
 }
 
 #[tokio::test(start_paused = true)]
 async fn invert_waits_until_not_ready() {
-    let mut going = Scripted::new(Some(Duration::ZERO));
-    going.gone_at = Some(Duration::from_secs(1));
-    let started = Instant::now();
-    let policy = Policy {
+    let going = script(&[(0, Up), (1000, REFUSED)]);
+    let invert = Policy {
         invert: true,
         ..defaults()
     };
-    let report = run(vec![going.clone()], &names(1), &local(1), &policy).await;
+    let (report, took) = go(&[&going], LOCAL, &invert).await;
     assert!(report.ready);
-    let elapsed = started.elapsed();
-    assert!(
-        elapsed >= Duration::from_secs(1) && elapsed <= Duration::from_millis(1100),
-        "{elapsed:?}"
-    );
+    assert!(took >= S && took <= 1100 * MS, "{took:?}");
 
-    let staying = Scripted::new(Some(Duration::ZERO));
-    let policy = Policy {
-        invert: true,
-        deadline: Some(Duration::from_secs(1)),
-        ..defaults()
+    let invert = Policy {
+        deadline: Some(S),
+        ..invert
     };
-    let report = run(vec![staying], &names(1), &local(1), &policy).await;
+    let (report, _) = go(&[&up_from(0)], LOCAL, &invert).await;
     assert!(!report.ready);
-    assert_eq!(report.targets[0].reason().as_deref(), Some("still ready"));
+    assert_eq!(reason(&report, 0).as_deref(), Some("still ready"));
 }
 
 #[tokio::test(start_paused = true)]
 async fn max_attempts_makes_a_single_probe() {
-    let down = Scripted::new(None);
-    let up = Scripted::new(Some(Duration::ZERO));
-    let policy = Policy {
+    let down = down();
+    let probe = Policy {
         max_attempts: Some(1),
         ..defaults()
     };
-    let started = Instant::now();
-    let report = run(
-        vec![down.clone(), up.clone()],
-        &names(2),
-        &local(2),
-        &policy,
-    )
-    .await;
+    let (report, took) = go(&[&down, &up_from(0)], LOCAL, &probe).await;
     assert!(!report.ready);
-    assert_eq!(started.elapsed(), Duration::ZERO);
-    assert_eq!(down.attempt_times().len(), 1);
+    assert_eq!(took, Duration::ZERO);
+    assert_eq!(down.times().len(), 1);
 
-    let down = Scripted::new(None);
-    let policy = Policy {
-        max_attempts: Some(1),
-        any: true,
-        ..policy
-    };
-    let report = run(vec![down, up], &names(2), &local(2), &policy).await;
+    let any = Policy { any: true, ..probe };
+    let (report, _) = go(&[&down, &up_from(0)], LOCAL, &any).await;
     assert!(report.ready);
 }
 
 #[tokio::test(start_paused = true)]
 async fn no_deadline_waits_as_long_as_it_takes() {
-    let late = Scripted::new(Some(Duration::from_secs(3600)));
-    let policy = Policy {
+    let forever = Policy {
         deadline: None,
         ..defaults()
     };
-    let report = run(vec![late], &names(1), &local(1), &policy).await;
+    let (report, _) = go(&[&up_from(3_600_000)], LOCAL, &forever).await;
     assert!(report.ready);
-}
-
-/// A condition whose watch fires once at `fires_at`, when it also becomes ready.
-struct Watched {
-    ready_at: Duration,
-    start: Instant,
-    attempts: Arc<AtomicU32>,
-    watches: Arc<AtomicU32>,
-}
-
-struct FiresAt(Instant);
-
-impl Watch for FiresAt {
-    async fn changed(&mut self) {
-        tokio::time::sleep_until(self.0).await;
-        self.0 += Duration::from_secs(3600);
-    }
-}
-
-impl Condition for Watched {
-    type Watch = FiresAt;
-    type Failure = String;
-
-    fn watch(&self) -> FiresAt {
-        self.watches.fetch_add(1, Ordering::SeqCst);
-        FiresAt(self.start + self.ready_at)
-    }
-
-    async fn attempt(&self) -> Result<(), Miss<String>> {
-        self.attempts.fetch_add(1, Ordering::SeqCst);
-        if self.start.elapsed() >= self.ready_at {
-            Ok(())
-        } else {
-            Err(Miss::NotYet("no such file".into()))
-        }
-    }
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_watch_event_triggers_an_immediate_attempt() {
-    let attempts = Arc::new(AtomicU32::new(0));
-    let condition = Watched {
-        ready_at: Duration::from_millis(1234),
-        start: Instant::now(),
-        attempts: attempts.clone(),
-        watches: Arc::default(),
+    let watched = Scripted {
+        fires_at: Some(1234 * MS),
+        ..script(&[(0, Down("no such file")), (1234, Up)])
     };
-    let slow = Schedule {
-        first: Duration::from_secs(10),
-        max: Duration::from_secs(10),
-        ..LOCAL
-    };
-    let started = Instant::now();
-    let report = run(vec![condition], &names(1), &[slow], &defaults()).await;
+    let (report, took) = go(&[&watched], steady(10 * S), &defaults()).await;
     assert!(report.ready);
-    assert_eq!(started.elapsed(), Duration::from_millis(1234));
-    assert_eq!(attempts.load(Ordering::SeqCst), 2);
+    assert_eq!(took, 1234 * MS);
+    assert_eq!(watched.times().len(), 2);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_single_attempt_sets_up_no_watch() {
-    let watches = Arc::new(AtomicU32::new(0));
-    let condition = |watches: &Arc<AtomicU32>| Watched {
-        ready_at: Duration::from_secs(1),
-        start: Instant::now(),
-        attempts: Arc::default(),
-        watches: watches.clone(),
-    };
+    let watched = up_from(1000);
     let probe = Policy {
         max_attempts: Some(1),
         ..defaults()
     };
-    let report = run(vec![condition(&watches)], &names(1), &local(1), &probe).await;
+    let (report, _) = go(&[&watched], LOCAL, &probe).await;
     assert!(!report.ready);
-    assert_eq!(watches.load(Ordering::SeqCst), 0);
+    assert_eq!(watched.watches.load(Ordering::SeqCst), 0);
     let twice = Policy {
         max_attempts: Some(2),
         ..defaults()
     };
-    run(vec![condition(&watches)], &names(1), &local(1), &twice).await;
-    assert_eq!(watches.load(Ordering::SeqCst), 1);
+    go(&[&watched], LOCAL, &twice).await;
+    assert_eq!(watched.watches.load(Ordering::SeqCst), 1);
 }
 
-/// Not ready until `fails_at`, then never (a Job that fails); or ready from `ready_at`.
-#[derive(Clone)]
-struct Fate {
-    start: Instant,
-    fails_at: Option<Duration>,
-    ready_at: Option<Duration>,
-    attempts: Arc<AtomicU32>,
+/// A Job that runs, then fails for good from `ms`.
+fn fails_at(ms: u32) -> Scripted {
+    script(&[(0, Down("job running")), (ms, Never("job failed"))])
 }
 
-impl Fate {
-    fn fails_at(at: Duration) -> Self {
-        Fate {
-            start: Instant::now(),
-            fails_at: Some(at),
-            ready_at: None,
-            attempts: Arc::default(),
-        }
-    }
-
-    fn ready_at(at: Duration) -> Self {
-        Fate {
-            fails_at: None,
-            ready_at: Some(at),
-            ..Fate::fails_at(Duration::ZERO)
-        }
-    }
-
-    fn attempts(&self) -> u32 {
-        self.attempts.load(Ordering::SeqCst)
-    }
-}
-
-impl Condition for Fate {
-    type Watch = NoWatch;
-    type Failure = String;
-
-    fn watch(&self) -> NoWatch {
-        NoWatch
-    }
-
-    async fn attempt(&self) -> Result<(), Miss<String>> {
-        self.attempts.fetch_add(1, Ordering::SeqCst);
-        let at = self.start.elapsed();
-        if self.fails_at.is_some_and(|f| at >= f) {
-            Err(Miss::Never("job failed".into()))
-        } else if self.ready_at.is_some_and(|r| at >= r) {
-            Ok(())
-        } else {
-            Err(Miss::NotYet("job running".into()))
-        }
-    }
+/// A Job that runs, then is ready from `ms`.
+fn done_at(ms: u32) -> Scripted {
+    script(&[(0, Down("job running")), (ms, Up)])
 }
 
 #[tokio::test(start_paused = true)]
 async fn never_ready_ends_the_wait_at_once_and_stops_attempting() {
-    let failing = Fate::fails_at(Duration::from_millis(300));
-    let slow = Fate::ready_at(Duration::from_secs(5));
-    let started = Instant::now();
-    let report = run(
-        vec![failing.clone(), slow],
-        &names(2),
-        &local(2),
-        &defaults(),
-    )
-    .await;
+    let failing = fails_at(300);
+    let (report, took) = go(&[&failing, &done_at(5000)], LOCAL, &defaults()).await;
     assert!(!report.ready);
-    let elapsed = started.elapsed();
-    assert!(
-        elapsed >= Duration::from_millis(300) && elapsed <= Duration::from_millis(400),
-        "{elapsed:?}"
-    );
-    assert_eq!(report.targets[0].reason().as_deref(), Some("job failed"));
-    assert_eq!(report.targets[1].reason().as_deref(), Some("job running"));
+    assert!(took >= 300 * MS && took <= 400 * MS, "{took:?}");
+    assert_eq!(reason(&report, 0).as_deref(), Some("job failed"));
+    assert_eq!(reason(&report, 1).as_deref(), Some("job running"));
     assert!(!report.targets[1].ready);
-    let attempts = failing.attempts();
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    assert_eq!(failing.attempts(), attempts);
+    let attempts = failing.times().len();
+    tokio::time::sleep(S).await;
+    assert_eq!(failing.times().len(), attempts);
 }
 
 #[tokio::test(start_paused = true)]
 async fn never_ready_with_any_leaves_the_others_to_make_it() {
-    let failing = Fate::fails_at(Duration::ZERO);
-    let slow = Fate::ready_at(Duration::from_secs(2));
-    let policy = Policy {
+    let failing = fails_at(0);
+    let any = Policy {
         any: true,
         ..defaults()
     };
-    let started = Instant::now();
-    let report = run(vec![failing.clone(), slow], &names(2), &local(2), &policy).await;
+    let (report, took) = go(&[&failing, &done_at(2000)], LOCAL, &any).await;
     assert!(report.ready);
-    assert!(started.elapsed() >= Duration::from_secs(2));
-    assert_eq!(failing.attempts(), 1);
+    assert!(took >= 2 * S);
+    assert_eq!(failing.times().len(), 1);
     assert!(!report.targets[0].ready && report.targets[1].ready);
 
     // With every target out of the running, the wait ends then, not at the deadline.
-    let started = Instant::now();
-    let both = vec![
-        Fate::fails_at(Duration::ZERO),
-        Fate::fails_at(Duration::from_secs(1)),
-    ];
-    let report = run(both, &names(2), &local(2), &policy).await;
+    let (report, took) = go(&[&fails_at(0), &fails_at(1000)], LOCAL, &any).await;
     assert!(!report.ready);
-    let elapsed = started.elapsed();
-    assert!(
-        elapsed >= Duration::from_secs(1) && elapsed <= Duration::from_millis(1100),
-        "{elapsed:?}"
-    );
+    assert!(took >= S && took <= 1100 * MS, "{took:?}");
 }
 
 #[tokio::test(start_paused = true)]
@@ -630,137 +448,55 @@ async fn never_ready_is_what_invert_waits_for_even_below_the_threshold() {
         success_threshold: 5,
         ..defaults()
     };
-    let started = Instant::now();
-    let report = run(
-        vec![Fate::fails_at(Duration::ZERO)],
-        &names(1),
-        &local(1),
-        &policy,
-    )
-    .await;
+    let (report, took) = go(&[&fails_at(0)], LOCAL, &policy).await;
     assert!(report.ready);
-    assert_eq!(started.elapsed(), Duration::ZERO);
-    assert_eq!(report.targets[0].reason(), None);
+    assert_eq!(took, Duration::ZERO);
+    assert_eq!(reason(&report, 0), None);
 }
-
-/// Attempt times of a target that stays down, under `schedule`, over `seconds`.
-async fn times_down(schedule: Schedule, seconds: u64) -> Vec<Duration> {
-    let condition = Scripted::new(None);
-    let policy = Policy {
-        deadline: Some(Duration::from_secs(seconds)),
-        ..defaults()
-    };
-    run(vec![condition.clone()], &names(1), &[schedule], &policy).await;
-    condition.attempt_times()
-}
-
-/// Attempts per second in `[from, to)` seconds.
-fn rate(times: &[Duration], from: u64, to: u64) -> f64 {
-    let window = Duration::from_secs(from)..Duration::from_secs(to);
-    times.iter().filter(|t| window.contains(t)).count() as f64 / (to - from) as f64
-}
-
-/// The plan's schedule for remote targets (the engine itself knows no plan).
-const REMOTE: Schedule = Schedule {
-    label: "remote",
-    first: Duration::from_millis(100),
-    max: Duration::from_secs(5),
-    growth: (13, 10),
-};
 
 #[tokio::test(start_paused = true)]
 async fn the_remote_schedule_backs_off_and_the_local_one_keeps_polling() {
+    // Attempts per second in `[from, to)` seconds.
+    let rate = |times: &[Duration], from: u32, to: u32| {
+        let window = from * S..to * S;
+        times.iter().filter(|t| window.contains(t)).count() as f64 / f64::from(to - from)
+    };
     for _ in 0..20 {
-        let remote = times_down(REMOTE, 60).await;
-        let first_second = remote
-            .iter()
-            .filter(|t| **t < Duration::from_secs(1))
-            .count();
+        let remote = down();
+        go(&[&remote], REMOTE, &within(60 * S)).await;
+        let remote = remote.times();
+        let first_second = remote.iter().filter(|t| **t < S).count();
         assert!((4..=12).contains(&first_second), "{remote:?}");
         assert!(rate(&remote, 5, 30) <= 1.0, "{remote:?}");
         assert!(rate(&remote, 30, 60) <= 0.5, "{remote:?}");
         // Never slower than its cap: the next attempt comes within 5 s.
-        assert!(remote
-            .windows(2)
-            .all(|w| w[1] - w[0] <= Duration::from_secs(5)));
-        let local = times_down(LOCAL, 10).await;
+        assert!(remote.windows(2).all(|w| w[1] - w[0] <= 5 * S));
+        let local = down();
+        go(&[&local], LOCAL, &within(10 * S)).await;
+        let local = local.times();
         assert!(rate(&local, 1, 10) >= 10.0, "{} attempts", local.len());
         assert!(local.windows(2).all(|w| w[1] - w[0] <= 100 * MS));
     }
 }
 
-/// A target that answers "not now, come back in `wait`" (a 503 with `Retry-After`).
-#[derive(Clone)]
-struct Busy {
-    wait: Duration,
-    attempts: Arc<Mutex<Vec<Duration>>>,
-    start: Instant,
-}
-
-impl Condition for Busy {
-    type Watch = NoWatch;
-    type Failure = String;
-
-    fn watch(&self) -> NoWatch {
-        NoWatch
-    }
-
-    async fn attempt(&self) -> Result<(), Miss<String>> {
-        self.attempts.lock().unwrap().push(self.start.elapsed());
-        retry_not_before(self.wait);
-        Err(Miss::NotYet("status 503".into()))
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn a_requested_wait_spaces_attempts_but_never_stretches_the_deadline() {
-    let busy = Busy {
-        wait: Duration::from_secs(3),
-        attempts: Arc::default(),
-        start: Instant::now(),
-    };
-    let started = Instant::now();
-    let report = run(vec![busy.clone()], &names(1), &local(1), &defaults()).await;
-    assert_eq!(started.elapsed(), Duration::from_secs(10));
-    assert_eq!(report.targets[0].reason().as_deref(), Some("status 503"));
-    let seconds = |s| Duration::from_secs(s);
-    assert_eq!(
-        *busy.attempts.lock().unwrap(),
-        [seconds(0), seconds(3), seconds(6), seconds(9)]
-    );
+    let three = busy(3 * S);
+    let (report, took) = go(&[&three], LOCAL, &defaults()).await;
+    assert_eq!(took, 10 * S);
+    assert_eq!(reason(&report, 0).as_deref(), Some("status 503"));
+    assert_eq!(three.times(), [Duration::ZERO, 3 * S, 6 * S, 9 * S]);
 
     // A wait past the deadline: the deadline ends the run on time.
-    let busy = Busy {
-        wait: Duration::from_secs(u64::MAX),
-        attempts: Arc::default(),
-        start: Instant::now(),
-    };
-    let policy = Policy {
-        deadline: Some(Duration::from_secs(2)),
-        ..defaults()
-    };
-    let started = Instant::now();
-    run(vec![busy.clone()], &names(1), &local(1), &policy).await;
-    assert_eq!(started.elapsed(), Duration::from_secs(2));
-    assert_eq!(busy.attempts.lock().unwrap().len(), 1);
+    let endless = busy(Duration::from_secs(u64::MAX));
+    let (_, took) = go(&[&endless], LOCAL, &within(2 * S)).await;
+    assert_eq!(took, 2 * S);
+    assert_eq!(endless.times().len(), 1);
 
     // A wait shorter than the schedule's own delay changes nothing.
-    let busy = Busy {
-        wait: MS,
-        attempts: Arc::default(),
-        start: Instant::now(),
-    };
-    let slow = Schedule {
-        first: Duration::from_secs(1),
-        max: Duration::from_secs(1),
-        ..LOCAL
-    };
-    let policy = Policy {
-        deadline: Some(Duration::from_millis(2500)),
-        ..defaults()
-    };
-    run(vec![busy.clone()], &names(1), &[slow], &policy).await;
-    let attempts = busy.attempts.lock().unwrap().len();
+    let short = busy(MS);
+    go(&[&short], steady(S), &within(2500 * MS)).await;
+    let attempts = short.times().len();
     assert!((2..=5).contains(&attempts), "{attempts}");
 }
 
@@ -768,25 +504,10 @@ async fn a_requested_wait_spaces_attempts_but_never_stretches_the_deadline() {
 async fn no_attempt_starts_without_time_left() {
     // The target asks to come back just when the deadline comes, or half a millisecond
     // before: no attempt starts then, and the reason stays the last real one.
-    for deadline in [
-        Duration::from_millis(1000),
-        Duration::from_micros(1_000_500),
-    ] {
-        let busy = Busy {
-            wait: Duration::from_secs(1),
-            attempts: Arc::default(),
-            start: Instant::now(),
-        };
-        let policy = Policy {
-            deadline: Some(deadline),
-            ..defaults()
-        };
-        let report = run(vec![busy.clone()], &names(1), &local(1), &policy).await;
-        assert_eq!(
-            *busy.attempts.lock().unwrap(),
-            [Duration::ZERO],
-            "{deadline:?}"
-        );
-        assert_eq!(report.targets[0].reason().as_deref(), Some("status 503"));
+    for deadline in [1000 * MS, Duration::from_micros(1_000_500)] {
+        let second = busy(S);
+        let (report, _) = go(&[&second], LOCAL, &within(deadline)).await;
+        assert_eq!(second.times(), [Duration::ZERO], "{deadline:?}");
+        assert_eq!(reason(&report, 0).as_deref(), Some("status 503"));
     }
 }
