@@ -1,10 +1,9 @@
-//! Replacing a file atomically: write a fresh temporary file in the same folder, flush it, then
-//! rename it over the destination. A reader sees the old file or the complete new one, never a
-//! partial one. Shared by `install` (the binary) and `sidecar` (the state file).
+//! Replacing a file atomically (a fresh temporary file in the same folder, flushed, then renamed
+//! over the destination), so a reader sees the old file or the whole new one: `install`, `sidecar`.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File, OpenOptions, Permissions};
 use std::io;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// How many fresh temporary names to try before giving up on a crowded or hostile folder.
@@ -13,11 +12,8 @@ const TEMP_NAME_ATTEMPTS: usize = 16;
 /// The step of a replacement that failed, so callers can say what went wrong in their words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
-    /// Creating the temporary file in the folder.
     Create,
-    /// Writing or flushing the temporary file.
     Write,
-    /// Renaming it over the destination.
     Rename,
     /// Flushing the folder so the rename survives a crash.
     Flush,
@@ -26,11 +22,10 @@ pub enum Step {
 /// Why a replacement failed; the temporary file is already gone.
 #[derive(Debug)]
 pub struct Failure {
-    /// Which step failed.
     pub step: Step,
-    /// The temporary file's path (for messages about the `Write` step).
-    pub temp: PathBuf,
-    /// The error the step got.
+    /// What the step acted on: the folder (`Create`, `Flush`), the temporary file (`Write`), the
+    /// destination (`Rename`).
+    pub path: PathBuf,
     pub error: io::Error,
 }
 
@@ -47,40 +42,41 @@ pub fn replace<T>(
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    let name = dest
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let fail = |step, temp: &Path, error| Failure {
+    let name = dest.file_name().unwrap_or_default().to_string_lossy();
+    let fail = |step, path: &Path, error| Failure {
         step,
-        temp: temp.to_path_buf(),
+        path: path.to_path_buf(),
         error,
     };
-    let (mut file, guard) =
-        create_temp(folder, &name).map_err(|e| fail(Step::Create, folder, e))?;
-    let filled = fill(&mut file)
-        .and_then(|value| {
-            file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(mode))?;
-            file.sync_all()?;
-            Ok(value)
-        })
-        .map_err(|e| fail(Step::Write, &guard.path, e))?;
+    let (mut file, temp) = create_temp(folder, &name).map_err(|e| fail(Step::Create, folder, e))?;
+    let written = fill(&mut file).and_then(|value| {
+        file.set_permissions(Permissions::from_mode(mode))?;
+        file.sync_all()?;
+        Ok(value)
+    });
+    // Closed before the rename: exec of a file still open for writing fails (ETXTBSY).
     drop(file);
-    fs::rename(&guard.path, dest).map_err(|e| fail(Step::Rename, &guard.path, e))?;
-    guard.keep();
+    let replaced = written
+        .map_err(|e| fail(Step::Write, &temp, e))
+        .and_then(|value| {
+            let renamed = fs::rename(&temp, dest).map_err(|e| fail(Step::Rename, dest, e));
+            renamed.map(|()| value)
+        });
+    if replaced.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    let value = replaced?;
     sync_dir(folder).map_err(|e| fail(Step::Flush, folder, e))?;
-    Ok(filled)
+    Ok(value)
 }
 
-fn create_temp(folder: &Path, name: &str) -> io::Result<(File, TempGuard)> {
+fn create_temp(folder: &Path, name: &str) -> io::Result<(File, PathBuf)> {
     let mut last = io::Error::from(io::ErrorKind::AlreadyExists);
     for attempt in 0..TEMP_NAME_ATTEMPTS {
-        let temp = if attempt == 0 {
-            format!(".{name}.tmp")
-        } else {
-            format!(".{name}.{:016x}.tmp", fastrand::u64(..))
+        let path = match attempt {
+            0 => folder.join(format!(".{name}.tmp")),
+            _ => folder.join(format!(".{name}.{:016x}.tmp", fastrand::u64(..))),
         };
-        let path = folder.join(temp);
         match OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -88,7 +84,7 @@ fn create_temp(folder: &Path, name: &str) -> io::Result<(File, TempGuard)> {
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&path)
         {
-            Ok(file) => return Ok((file, TempGuard { path, armed: true })),
+            Ok(file) => return Ok((file, path)),
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists => last = err,
             Err(err) => return Err(err),
         }
@@ -105,29 +101,6 @@ fn sync_dir(folder: &Path) -> io::Result<()> {
     }
 }
 
-/// Removes the temporary file when dropped, unless the rename already consumed it.
-struct TempGuard {
-    /// The temporary file's path inside the folder.
-    path: PathBuf,
-    /// Whether the file is still ours to remove.
-    armed: bool,
-}
-
-impl TempGuard {
-    /// The rename succeeded: there is nothing left to clean up.
-    fn keep(mut self) {
-        self.armed = false;
-    }
-}
-
-impl Drop for TempGuard {
-    fn drop(&mut self) {
-        if self.armed {
-            let _ = fs::remove_file(&self.path);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,50 +109,38 @@ mod tests {
     fn temp_names_are_hidden_unique_and_cleaned_up() {
         let dir = std::env::temp_dir().join(format!("readygate-atomic-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
-        let (_a, first) = create_temp(&dir, "readygate").unwrap();
-        let (_b, second) = create_temp(&dir, "readygate").unwrap();
+        let (_, first) = create_temp(&dir, "readygate").unwrap();
+        let (_, second) = create_temp(&dir, "readygate").unwrap();
         assert_eq!(
-            first.path.file_name().unwrap(),
-            ".readygate.tmp",
+            first,
+            dir.join(".readygate.tmp"),
             "the fixed name comes first"
         );
-        let name = second
-            .path
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        assert!(
-            name.starts_with(".readygate.") && name.ends_with(".tmp") && name.len() > 16,
-            "{name}"
-        );
-        drop((first, second));
-        assert_eq!(
-            fs::read_dir(&dir).unwrap().count(),
-            0,
-            "guards remove their files"
-        );
+        let name = second.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with(".readygate.") && name.ends_with(".tmp") && name.len() > 16);
+        fs::remove_file(first).unwrap();
+        fs::remove_file(second).unwrap();
 
         let dest = dir.join("state");
-        assert_eq!(
-            replace(&dest, 0o644, |f| io::Write::write_all(f, b"native\n")).unwrap(),
-            ()
-        );
+        replace(&dest, 0o644, |f| io::Write::write_all(f, b"native\n")).unwrap();
         assert_eq!(fs::read_to_string(&dest).unwrap(), "native\n");
         let failed = replace(&dest, 0o644, |_| {
             Err::<(), _>(io::Error::other("disk on fire"))
         });
         assert_eq!(failed.unwrap_err().step, Step::Write);
+        let rename = replace(&dir, 0o644, |_| Ok(()));
+        assert_eq!(
+            rename.unwrap_err().step,
+            Step::Rename,
+            "a file cannot replace a folder"
+        );
         assert_eq!(
             fs::read_to_string(&dest).unwrap(),
             "native\n",
-            "a failed write keeps the old file"
+            "the old file is kept"
         );
-        assert_eq!(
-            fs::read_dir(&dir).unwrap().count(),
-            1,
-            "no temporary file is left behind"
-        );
+        let left: Vec<_> = fs::read_dir(&dir).unwrap().collect();
+        assert_eq!(left.len(), 1, "a temporary file was left behind: {left:?}");
         fs::remove_dir_all(&dir).unwrap();
     }
 }

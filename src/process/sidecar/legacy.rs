@@ -11,20 +11,19 @@ use super::{Legacy, OnNative};
 use crate::check::file::{FileWatch, Wake};
 use crate::check::offload::Lane;
 use crate::check::CheckWatch;
-use crate::engine::humanize;
-use crate::engine::{NoWatch, Watch as _};
+use crate::engine::{humanize, NoWatch, Watch as _};
 use crate::exit::Exit;
 use crate::process::signal::Terminations;
 
-/// Re-read interval while file-system events are watched: events do the real work, this only
-/// covers a file system that never delivers them.
+/// Re-read interval while file-system events are watched: they do the real work.
 const POLL_WITH_EVENTS: Duration = Duration::from_secs(2);
 /// Re-read interval when the kernel offers no folder events.
 const POLL_WITHOUT_EVENTS: Duration = Duration::from_millis(100);
 
-/// Runs the legacy side: wait up to the grace period for `native`, then stand down or run.
-pub async fn run(args: Legacy, mut signals: Terminations) -> Exit {
+/// Waits up to the grace period for `native`, then stands down or runs COMMAND.
+pub async fn run(args: Legacy, mut signals: Terminations) -> Result<Exit, Exit> {
     let path = &args.state;
+    state::check_path(path)?;
     // Watching before the first read, so a write between the read and the wait is not missed;
     // the state is content, and a hand-written one may be written in place. Reads queue in the
     // watch's lane, behind the job that sets the watch up.
@@ -33,24 +32,19 @@ pub async fn run(args: Legacy, mut signals: Terminations) -> Exit {
         Some(watch) => (CheckWatch::File(watch), POLL_WITH_EVENTS),
         None => (CheckWatch::None(NoWatch), POLL_WITHOUT_EVENTS),
     };
-    let deadline = Instant::now() + args.grace;
-    tracing::info!(
-        "waiting up to {} for {} to say native",
-        humanize(args.grace),
-        path.display()
-    );
+    let (grace, deadline) = (humanize(args.grace), Instant::now() + args.grace);
+    tracing::info!("waiting up to {grace} for {} to say native", path.display());
     let mut expired = false;
     loop {
         let owned = path.clone();
         let read = match lane.run(move || state::read(&owned)).await {
-            Ok(read) => read,
-            Err(_) => state::read(path),
+            Ok(read) => read?,
+            Err(_) => state::read(path)?,
         };
         match read {
-            Err(fault) => return fault.exit(),
-            Ok(Some(State::Native)) => return stand_down(args.on_native, signals).await,
-            Ok(_) if expired => break,
-            Ok(_) => {}
+            Some(State::Native) => return Ok(stand_down(args.on_native, signals).await),
+            _ if expired => break,
+            _ => {}
         }
         tokio::select! {
             // Something in the state's folder changed: read again at once.
@@ -60,29 +54,24 @@ pub async fn run(args: Legacy, mut signals: Terminations) -> Exit {
             () = sleep_until(deadline) => expired = true,
             signal = signals.next() => {
                 tracing::warn!("stopped by signal {signal} while waiting for the native sidecar");
-                return Exit::Signal(signal);
+                return Ok(Exit::Signal(signal));
             }
         }
     }
     tracing::info!(
-        "{} did not say native within {}: built-in sidecars do not run here; running the \
+        "{} did not say native within {grace}: built-in sidecars do not run here; running the \
          sidecar in this container",
-        path.display(),
-        humanize(args.grace)
+        path.display()
     );
-    crate::process::exec::exec(&args.command)
+    Ok(crate::process::exec::exec(&args.command))
 }
 
 /// The native copy runs the sidecar: this container has nothing left to do.
 async fn stand_down(on_native: OnNative, signals: Terminations) -> Exit {
-    match on_native {
-        OnNative::Sleep => {
-            tracing::info!("the native sidecar runs: standing by until terminated");
-            super::sleep_until_terminated(signals).await
-        }
-        OnNative::Exit => {
-            tracing::info!("the native sidecar runs: exiting");
-            Exit::Ready
-        }
+    if on_native == OnNative::Exit {
+        tracing::info!("the native sidecar runs: exiting");
+        return Exit::Ready;
     }
+    tracing::info!("the native sidecar runs: standing by until terminated");
+    super::sleep_until_terminated(signals).await
 }

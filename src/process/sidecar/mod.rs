@@ -17,9 +17,7 @@ use crate::process::signal::Terminations;
 
 /// Which side of the handshake to run, as the plan read it.
 pub enum Side {
-    /// `sidecar native`.
     Native(Native),
-    /// `sidecar legacy`.
     Legacy(Legacy),
 }
 
@@ -37,7 +35,6 @@ pub struct Legacy {
     pub state: PathBuf,
     /// How long to wait for the state file to say `native`.
     pub grace: Duration,
-    /// What to do when the native copy runs.
     pub on_native: OnNative,
     /// The real sidecar to exec when built-in sidecars do not work.
     pub command: Vec<OsString>,
@@ -52,26 +49,20 @@ pub enum OnNative {
     Exit,
 }
 
-/// Runs one side of the handshake, logging as `log` says.
+/// Runs one side of the handshake, logging as `log` says; a state fault is the exit.
 pub async fn run(side: Side, log: LogSettings) -> Exit {
     crate::log::init(log);
     // Listening before anything else, so a SIGTERM sent while starting is not lost.
     let signals = Terminations::listen();
-    let state = match &side {
-        Side::Native(native) => &native.state,
-        Side::Legacy(legacy) => &legacy.state,
-    };
-    if let Err(fault) = state::check_path(state) {
-        return fault.exit();
-    }
-    match side {
+    let ran = match side {
         Side::Native(native) => native::run(native, signals).await,
         Side::Legacy(legacy) => legacy::run(legacy, signals).await,
-    }
+    };
+    ran.unwrap_or_else(|fault| fault)
 }
 
-/// Stands by without doing anything until SIGTERM or SIGINT, then exits 0: the container
-/// must stay up (so the kubelet does not restart it) but has nothing to run.
+/// Stands by until SIGTERM or SIGINT, then exits 0: the container must stay up (so the kubelet
+/// does not restart it) but has nothing to run.
 async fn sleep_until_terminated(mut signals: Terminations) -> Exit {
     let signal = signals.next().await;
     tracing::info!("signal {signal}: exiting");

@@ -7,34 +7,28 @@ use super::Native;
 use crate::exit::Exit;
 use crate::process::signal::Terminations;
 
-/// Runs the native side: first run → `first-run` and exit 0; restart → `native`, then COMMAND.
-pub async fn run(args: Native, signals: Terminations) -> Exit {
+/// First run: write `first-run` and exit 0; restart: write `native`, then run COMMAND.
+pub async fn run(args: Native, signals: Terminations) -> Result<Exit, Exit> {
     let path = &args.state;
-    let current = match state::read(path) {
-        Ok(current) => current,
-        Err(fault) => return fault.exit(),
-    };
-    let Some(previous) = current else {
-        if let Err(fault) = state::write(path, State::FirstRun) {
-            return fault.exit();
-        }
+    state::check_path(path)?;
+    let Some(previous) = state::read(path)? else {
+        state::write(path, State::FirstRun)?;
         tracing::info!(
             "first run: wrote first-run to {}; exiting so that a kubelet with built-in sidecars \
              restarts this container",
             path.display()
         );
-        return Exit::Ready;
+        return Ok(Exit::Ready);
     };
-    if let Err(fault) = state::write(path, State::Native) {
-        return fault.exit();
-    }
+    state::write(path, State::Native)?;
     tracing::info!(
-        "restarted (state was {previous}): built-in sidecars work; wrote native to {}",
+        "restarted (state was {}): built-in sidecars work; wrote native to {}",
+        previous.as_str(),
         path.display()
     );
     if args.command.is_empty() {
-        super::sleep_until_terminated(signals).await
+        Ok(super::sleep_until_terminated(signals).await)
     } else {
-        crate::process::exec::exec(&args.command)
+        Ok(crate::process::exec::exec(&args.command))
     }
 }
