@@ -17,7 +17,8 @@ pub fn exec(command: &[OsString]) -> Exit {
     // Lines still queued would be lost with this process image.
     crate::output::flush();
     let err = command.exec();
-    // std resets SIGPIPE to its default before the exec; the exec failed, so ignore it again, or the message below would kill readygate (not exit 126/127) on a closed stderr.
+    // std reset SIGPIPE to its default for COMMAND: ignore it again, or the message below would
+    // kill readygate (not exit 126/127) on a closed stderr.
     // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     cannot_run(program, &err)
@@ -26,26 +27,19 @@ pub fn exec(command: &[OsString]) -> Exit {
 /// Says why `program` could not be started (by exec or as a child) and picks 127 or 126.
 pub fn cannot_run(program: &OsStr, err: &io::Error) -> Exit {
     let shown = crate::redact::quoted(&program.to_string_lossy());
-    match err.kind() {
+    let (why, exit) = match err.kind() {
+        // The program is there: what exec did not find is the interpreter it names.
         ErrorKind::NotFound => match missing_interpreter(program) {
-            // The program is there: what exec did not find is the interpreter it names.
-            Some(interpreter) => {
-                say!("readygate: cannot run {shown}: its interpreter {interpreter} was not found");
-                Exit::CannotExecute
-            }
-            None => {
-                say!("readygate: cannot run {shown}: command not found");
-                Exit::CommandNotFound
-            }
+            Some(interpreter) => (
+                format!("its interpreter {interpreter} was not found"),
+                Exit::CannotExecute,
+            ),
+            None => ("command not found".into(), Exit::CommandNotFound),
         },
-        _ => {
-            say!(
-                "readygate: cannot run {shown}: {}",
-                crate::error::describe_io(err)
-            );
-            Exit::CannotExecute
-        }
-    }
+        _ => (crate::error::describe_io(err), Exit::CannotExecute),
+    };
+    say!("readygate: cannot run {shown}: {why}");
+    exit
 }
 
 /// When exec said "not found" for a program that exists, the interpreter it names is missing:

@@ -1,11 +1,9 @@
-//! Room for large fan-outs. Each target holds sockets (or watched folders) while it is
-//! attempted, all at once; with the soft `RLIMIT_NOFILE` still at the common 1024, a thousand
-//! targets would fail with "too many open files". The soft limit is raised to the hard one, but
-//! only when the targets could need it, so COMMAND (which inherits the limits over exec) sees
-//! the limits it was given in every ordinary case.
+//! Room for large fan-outs: each target holds its sockets (or watched folders) at once, and with
+//! the common soft `RLIMIT_NOFILE` of 1024 a thousand targets would fail with "too many open
+//! files". The soft limit is raised to the hard one only when the targets could need it, so
+//! COMMAND (which inherits the limits over exec) sees the limits it was given in every ordinary case.
 
-/// Descriptors kept for everything that is not a target's connection: standard streams, the
-/// runtime's epoll and eventfd, the signalfds, the resolver, log output.
+/// Descriptors kept for everything but the targets: standard streams, the runtime, the resolver.
 const RESERVE: u64 = 64;
 
 /// Descriptors one target may hold at once: a connection to each of an IPv6 and an IPv4
@@ -20,18 +18,15 @@ pub fn make_room(targets: usize) {
         rlim_cur: 0,
         rlim_max: 0,
     };
-    // SAFETY: getrlimit only writes the struct it is given, which lives on this stack frame.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
-        return;
+    // SAFETY: getrlimit only writes the struct it is given, and setrlimit only reads it; raising
+    // the soft limit up to the hard one needs no privilege, and a failure changes nothing.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0
+            && limit.rlim_cur != libc::RLIM_INFINITY
+            && limit.rlim_cur < needed.min(limit.rlim_max)
+        {
+            limit.rlim_cur = limit.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
     }
-    if limit.rlim_cur == libc::RLIM_INFINITY
-        || limit.rlim_cur >= needed
-        || limit.rlim_cur >= limit.rlim_max
-    {
-        return;
-    }
-    limit.rlim_cur = limit.rlim_max;
-    // SAFETY: setrlimit only reads the struct; raising the soft limit up to the hard one needs
-    // no privilege, and a failure leaves the limits as they were.
-    unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) };
 }

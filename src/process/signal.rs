@@ -5,14 +5,13 @@ use std::mem::MaybeUninit;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::task::{Context, Poll};
+use std::task::Poll;
 
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
-/// The signals (bit N-1 for signal N) that were ignored when the process started.
+/// The standard signals (bit N-1 for signal N) ignored when the process started.
 static IGNORED_AT_START: AtomicU64 = AtomicU64::new(0);
-
-/// The signal mask the process started with, as a bit set like [`IGNORED_AT_START`].
+/// The standard signals blocked when the process started.
 static MASK_AT_START: AtomicU64 = AtomicU64::new(0);
 
 /// Runs before std's start-up, which ignores SIGPIPE for readygate itself: functions in
@@ -21,19 +20,7 @@ static MASK_AT_START: AtomicU64 = AtomicU64::new(0);
 #[link_section = ".init_array"]
 static RECORD_AT_START: extern "C" fn() = record_at_start;
 
-/// The signals whose disposition readygate changes (std ignores SIGPIPE; tokio's handlers take
-/// the others it listens for), and so must hand back; any other stays as it was across exec.
-const HANDLED: [libc::c_int; 7] = [
-    libc::SIGHUP,
-    libc::SIGINT,
-    libc::SIGPIPE,
-    libc::SIGTERM,
-    libc::SIGCHLD,
-    libc::SIGUSR1,
-    libc::SIGUSR2,
-];
-
-/// The standard signals, whose mask bits are kept.
+/// The standard signals, whose disposition and mask bit are handed on.
 const STANDARD: std::ops::RangeInclusive<libc::c_int> = 1..=31;
 
 extern "C" fn record_at_start() {
@@ -44,15 +31,13 @@ extern "C" fn record_at_start() {
         let mut mask = MaybeUninit::<libc::sigset_t>::zeroed();
         let got_mask =
             libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), mask.as_mut_ptr()) == 0;
-        for signal in HANDLED {
+        for signal in STANDARD {
             let mut action = MaybeUninit::<libc::sigaction>::zeroed();
             if libc::sigaction(signal, std::ptr::null(), action.as_mut_ptr()) == 0
                 && action.assume_init_ref().sa_sigaction == libc::SIG_IGN
             {
                 ignored |= 1 << (signal - 1);
             }
-        }
-        for signal in STANDARD {
             if got_mask && libc::sigismember(mask.as_ptr(), signal) == 1 {
                 masked |= 1 << (signal - 1);
             }
@@ -89,64 +74,9 @@ pub fn restore_for(command: &mut Command) {
     }
 }
 
-/// One signal's stream, or nothing if its handler cannot be installed (then it is not heard).
-pub struct Listener(Option<Signal>);
-
-impl Listener {
-    /// Listens for signal `number` from now on.
-    pub fn new(number: libc::c_int) -> Listener {
-        Listener(signal(SignalKind::from_raw(number)).ok())
-    }
-
-    /// Resolves when the signal arrives.
-    pub async fn recv(&mut self) {
-        std::future::poll_fn(|cx| self.poll(cx)).await
-    }
-
-    /// Ready when the signal has arrived; cancel-safe, as tokio's `Signal::poll_recv`.
-    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        match &mut self.0 {
-            Some(signal) => match signal.poll_recv(cx) {
-                Poll::Ready(Some(())) => Poll::Ready(()),
-                Poll::Ready(None) | Poll::Pending => Poll::Pending,
-            },
-            None => Poll::Pending,
-        }
-    }
-}
-
-/// The signals that end readygate when it stands for COMMAND (`--on-exit`), so that they are
-/// passed on to COMMAND instead of killing readygate and orphaning it: every signal whose
-/// default action ends a process and that comes from outside — SIGHUP, SIGINT, SIGQUIT,
-/// SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO, SIGPWR and the real-time
-/// signals. Left out: faults the kernel raises in readygate itself (SIGSEGV, SIGBUS, SIGFPE,
-/// SIGILL, SIGTRAP, SIGSYS, SIGABRT) and its own resource limits (SIGXCPU, SIGXFSZ), which
-/// must still end readygate; SIGPIPE, which readygate ignores; and the signals whose default
-/// does not end a process (SIGCHLD, SIGWINCH, SIGURG, SIGCONT, the stop signals).
-pub fn forwarded() -> Vec<libc::c_int> {
-    let mut numbers = vec![
-        libc::SIGHUP,
-        libc::SIGINT,
-        libc::SIGQUIT,
-        libc::SIGTERM,
-        libc::SIGUSR1,
-        libc::SIGUSR2,
-        libc::SIGALRM,
-        libc::SIGVTALRM,
-        libc::SIGPROF,
-        libc::SIGIO,
-        libc::SIGPWR,
-    ];
-    numbers.extend(libc::SIGRTMIN()..=libc::SIGRTMAX());
-    numbers
-}
-
-/// Listens for the signals that stop readygate from the moment it is created: readygate is
-/// often PID 1, where a signal without a handler is ignored.
-pub struct Terminations {
-    /// Each signal with its stream.
-    listeners: Vec<(libc::c_int, Listener)>,
-}
+/// Listens for a set of signals from the moment it is created: readygate is often PID 1, where
+/// a signal without a handler is ignored. A signal whose handler cannot be installed is not heard.
+pub struct Terminations(Vec<(libc::c_int, Signal)>);
 
 impl Terminations {
     /// SIGTERM and SIGINT; call before any waiting so no signal is missed.
@@ -154,23 +84,41 @@ impl Terminations {
         Terminations::of(&[libc::SIGTERM, libc::SIGINT])
     }
 
-    /// Every signal of [`forwarded`]: for a readygate that stands for COMMAND.
+    /// For a readygate that stands for COMMAND (`--on-exit`): every signal from outside whose
+    /// default ends a process, to pass on instead of dying and orphaning COMMAND. Left out: the
+    /// faults and resource limits the kernel raises in readygate itself (SIGSEGV, SIGBUS, SIGFPE,
+    /// SIGILL, SIGTRAP, SIGSYS, SIGABRT, SIGXCPU, SIGXFSZ), which must still end it; SIGPIPE, which
+    /// it ignores; and the signals whose default does not end a process.
     pub fn forwarded() -> Terminations {
-        Terminations::of(&forwarded())
+        let mut numbers = vec![
+            libc::SIGHUP,
+            libc::SIGINT,
+            libc::SIGQUIT,
+            libc::SIGTERM,
+            libc::SIGUSR1,
+            libc::SIGUSR2,
+            libc::SIGALRM,
+            libc::SIGVTALRM,
+            libc::SIGPROF,
+            libc::SIGIO,
+            libc::SIGPWR,
+        ];
+        numbers.extend(libc::SIGRTMIN()..=libc::SIGRTMAX());
+        Terminations::of(&numbers)
     }
 
-    fn of(numbers: &[libc::c_int]) -> Terminations {
-        Terminations {
-            listeners: numbers.iter().map(|&n| (n, Listener::new(n))).collect(),
-        }
+    /// Any set of signals (`supervise` listens for SIGCHLD this way).
+    pub fn of(numbers: &[libc::c_int]) -> Terminations {
+        let listen = |&n: &libc::c_int| Some((n, signal(SignalKind::from_raw(n)).ok()?));
+        Terminations(numbers.iter().filter_map(listen).collect())
     }
 
     /// Resolves with the signal's number when one arrives.
     pub async fn next(&mut self) -> i32 {
         // Cancellation: polling is cancel-safe; a signal that arrives meanwhile stays queued.
         std::future::poll_fn(|cx| {
-            for (number, listener) in &mut self.listeners {
-                if listener.poll(cx).is_ready() {
+            for (number, signal) in &mut self.0 {
+                if let Poll::Ready(Some(())) = signal.poll_recv(cx) {
                     return Poll::Ready(*number);
                 }
             }

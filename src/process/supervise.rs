@@ -1,10 +1,7 @@
-//! `wait --on-exit URL -- COMMAND`: COMMAND runs as a child instead of replacing readygate, so
-//! that when it ends readygate can tell an old-style sidecar to stop (`POST URL`) and a Job can
-//! complete. The notice is sent on every exit of this mode — also when readiness never came or
-//! a signal stopped the wait — so a Job's sidecar always hears that the work is over.
-//! readygate stays a faithful stand-in for COMMAND meanwhile: it forwards the signals that
-//! would end it, passes COMMAND's exit status through, and, as PID 1, reaps the orphans the
-//! kernel hands it.
+//! `wait --on-exit URL -- COMMAND`: COMMAND runs as a child, so that when it ends readygate can
+//! tell an old-style sidecar to stop (`POST URL`, sent on every exit of this mode) and a Job can
+//! complete. Meanwhile readygate stands in for COMMAND: it forwards the signals that would end
+//! it, passes its exit status through, and, as PID 1, reaps the orphans the kernel hands it.
 
 use std::ffi::OsString;
 use std::process::Command;
@@ -14,7 +11,7 @@ use tokio::time::{sleep, timeout};
 
 use crate::check::{http, Context, HttpMethod, Options};
 use crate::exit::Exit;
-use crate::process::signal::{Listener, Terminations};
+use crate::process::signal::Terminations;
 use crate::target::HttpTarget;
 
 /// Reap even if a SIGCHLD was somehow not seen: a bound on how late an exit is noticed.
@@ -24,7 +21,7 @@ const REAP_POLL: Duration = Duration::from_secs(1);
 /// status; the caller sends the notice ([`notify`]) afterwards, as on every exit of this mode.
 pub async fn supervise(command: &[OsString], url: &HttpTarget, signals: &mut Terminations) -> Exit {
     // Listening before the child exists, so no exit is missed.
-    let mut exits = Listener::new(libc::SIGCHLD);
+    let mut exits = Terminations::of(&[libc::SIGCHLD]);
     let (program, args) = command.split_first().expect("a command was given");
     let mut child = Command::new(program);
     child.args(args);
@@ -49,7 +46,7 @@ pub async fn supervise(command: &[OsString], url: &HttpTarget, signals: &mut Ter
 }
 
 /// Waits for COMMAND to exit, forwarding signals to it and reaping every other child.
-async fn wait(pid: libc::pid_t, signals: &mut Terminations, exits: &mut Listener) -> Exit {
+async fn wait(pid: libc::pid_t, signals: &mut Terminations, exits: &mut Terminations) -> Exit {
     loop {
         if let Some(exit) = reap(pid) {
             return exit;
@@ -58,7 +55,7 @@ async fn wait(pid: libc::pid_t, signals: &mut Terminations, exits: &mut Listener
         let forward = tokio::select! {
             number = signals.next() => Some(number),
             // A child (COMMAND, or an orphan handed to PID 1) may have exited.
-            () = exits.recv() => None,
+            _ = exits.next() => None,
             () = sleep(REAP_POLL) => None,
         };
         if let Some(number) = forward {
@@ -70,9 +67,8 @@ async fn wait(pid: libc::pid_t, signals: &mut Terminations, exits: &mut Listener
     }
 }
 
-/// Collects every exited child without blocking; COMMAND's status if it is among them.
-/// Children other than COMMAND exist only when readygate is PID 1 (or a subreaper): orphans
-/// re-parented to it, which would stay zombies if nobody waited for them.
+/// Collects every exited child without blocking (as PID 1 or a subreaper, orphans would stay
+/// zombies otherwise); COMMAND's status if it is among them.
 fn reap(command: libc::pid_t) -> Option<Exit> {
     let mut found = None;
     loop {
@@ -81,7 +77,11 @@ fn reap(command: libc::pid_t) -> Option<Exit> {
         let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
         if pid > 0 {
             if pid == command {
-                found = Some(decode(status));
+                found = Some(if libc::WIFSIGNALED(status) {
+                    Exit::Signal(libc::WTERMSIG(status))
+                } else {
+                    Exit::Child(libc::WEXITSTATUS(status) as u8)
+                });
             }
             continue;
         }
@@ -89,15 +89,6 @@ fn reap(command: libc::pid_t) -> Option<Exit> {
             continue;
         }
         return found;
-    }
-}
-
-/// A wait status as readygate's own exit: the code, or 128+N for death by signal N.
-fn decode(status: libc::c_int) -> Exit {
-    if libc::WIFSIGNALED(status) {
-        Exit::Signal(libc::WTERMSIG(status))
-    } else {
-        Exit::Child(libc::WEXITSTATUS(status) as u8)
     }
 }
 
