@@ -12,7 +12,6 @@ use crate::header::{Header, HeaderParser};
 use crate::matcher::Matcher;
 use crate::status::StatusRanges;
 
-/// The whole command line.
 #[derive(Debug, Parser)]
 #[command(
     name = "readygate",
@@ -23,10 +22,8 @@ use crate::status::StatusRanges;
     arg_required_else_help = false
 )]
 pub struct Cli {
-    /// Logging, accepted before or after the command (`readygate -q wait …`).
     #[command(flatten)]
     pub log: LogArgs,
-    /// The command to run.
     #[command(subcommand)]
     pub command: Command,
 }
@@ -49,9 +46,8 @@ pub struct LogArgs {
     pub log_format: LogFormat,
 }
 
-/// The commands of the contract. `defer`: only the subcommand actually given has its arguments
-/// built, which halves clap's start-up work. A deferred subcommand's `--help` text is its
-/// arguments struct's doc comment, so those repeat the text.
+/// The commands. `defer` builds only the given one's arguments (half of clap's start-up work);
+/// a deferred command's `--help` text is its struct's doc comment, so both carry the text.
 #[derive(Debug, Subcommand)]
 #[command(defer = true)]
 pub enum Command {
@@ -77,10 +73,8 @@ pub enum Command {
 /// then exec COMMAND if one is given.
 #[derive(Debug, Args)]
 pub struct WaitArgs {
-    /// Options shared with `probe`.
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Retry pacing.
     #[command(flatten)]
     pub pacing: PacingArgs,
     /// With -- COMMAND: run COMMAND as a child instead of exec, and POST to URL when it exits.
@@ -111,7 +105,6 @@ pub struct PacingArgs {
 /// One attempt per target, in parallel, then exit: for exec startup/readiness probes.
 #[derive(Debug, Args)]
 pub struct ProbeArgs {
-    /// Options shared with `wait`.
     #[command(flatten)]
     pub common: CommonArgs,
     /// Words after `--`: not accepted (a probe runs no command), caught to say so.
@@ -272,7 +265,6 @@ impl clap::builder::TypedValueParser for Boolean {
     }
 }
 
-/// `--method`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Method {
     /// GET (the default).
@@ -281,7 +273,6 @@ pub enum Method {
     Head,
 }
 
-/// `--log-format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
     /// Human-readable lines.
@@ -318,7 +309,6 @@ pub enum Shell {
     Fish,
 }
 
-/// `readygate sidecar native|legacy`.
 #[derive(Debug, Subcommand)]
 pub enum SidecarCommand {
     /// Run as a built-in sidecar (init container with restartPolicy: Always).
@@ -327,7 +317,6 @@ pub enum SidecarCommand {
     Legacy(SidecarLegacyArgs),
 }
 
-/// `readygate sidecar native`.
 #[derive(Debug, Args)]
 pub struct SidecarNativeArgs {
     /// The state file shared through an emptyDir.
@@ -338,7 +327,6 @@ pub struct SidecarNativeArgs {
     pub command: Vec<OsString>,
 }
 
-/// `readygate sidecar legacy`.
 #[derive(Debug, Args)]
 pub struct SidecarLegacyArgs {
     /// The state file shared through an emptyDir.
@@ -355,7 +343,6 @@ pub struct SidecarLegacyArgs {
     pub command: Vec<OsString>,
 }
 
-/// `--on-native`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OnNative {
     /// Sleep until terminated (pods with restartPolicy: Always).

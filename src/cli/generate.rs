@@ -10,27 +10,18 @@ use clap_complete::aot::{generate, Bash, Fish, Zsh};
 use crate::cli::{Cli, Shell};
 use crate::exit::Exit;
 
-/// `readygate completions SHELL`: the completion script on stdout.
+/// `readygate completions SHELL`: the completion script on stdout. It is made in memory first
+/// (clap_complete panics when a write fails); a closed pipe or a full disk is status 1.
 pub fn completions(shell: Shell) -> Exit {
-    write_stdout(&completion_script(shell))
-}
-
-/// The completion script for `shell`.
-pub fn completion_script(shell: Shell) -> Vec<u8> {
     let mut cmd = Cli::command();
-    let mut out = Vec::new();
+    let mut script = Vec::new();
     match shell {
-        Shell::Bash => generate(Bash, &mut cmd, "readygate", &mut out),
-        Shell::Zsh => generate(Zsh, &mut cmd, "readygate", &mut out),
-        Shell::Fish => generate(Fish, &mut cmd, "readygate", &mut out),
+        Shell::Bash => generate(Bash, &mut cmd, "readygate", &mut script),
+        Shell::Zsh => generate(Zsh, &mut cmd, "readygate", &mut script),
+        Shell::Fish => generate(Fish, &mut cmd, "readygate", &mut script),
     }
-    out
-}
-
-/// Writes generated text to stdout; a closed pipe or a full disk is a failure (status 1).
-fn write_stdout(bytes: &[u8]) -> Exit {
     let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+    match stdout.write_all(&script).and_then(|()| stdout.flush()) {
         Ok(()) => Exit::Ready,
         Err(err) => Exit::Failed(format!("cannot write to stdout: {err}")),
     }

@@ -11,61 +11,56 @@ use clap_mangen::Man;
 
 use crate::cli::Cli;
 
-/// One page for the whole tool: clap_mangen's top-level sections, then one section per
-/// command with its synopsis, description and options, then exit statuses and environment.
-fn man_page() -> Vec<u8> {
+/// The page; non-ASCII characters (the help's `…`) become groff escapes, so that troff reads
+/// it without preconv.
+fn man_page() -> String {
     let mut cmd = Cli::command();
     cmd.build();
     let top = Man::new(cmd.clone());
-    let mut out = Vec::new();
+    let mut roff = Vec::new();
     // Writing into a Vec cannot fail.
-    let _ = top.render_title(&mut out);
-    let _ = top.render_name_section(&mut out);
-    let _ = top.render_synopsis_section(&mut out);
-    let _ = top.render_description_section(&mut out);
-    let _ = top.render_options_section(&mut out);
+    let _ = top.render_title(&mut roff);
+    let _ = top.render_name_section(&mut roff);
+    sections(&top, &mut roff);
     for command in leaf_commands(&cmd) {
         let name = command.get_bin_name().unwrap_or(command.get_name());
-        let _ = writeln!(out, ".SH \"{}\"", name.to_uppercase());
-        let page = Man::new(command.clone());
+        let _ = writeln!(roff, ".SH \"{}\"", name.to_uppercase());
         let mut part = Vec::new();
-        let _ = page.render_synopsis_section(&mut part);
-        let _ = page.render_description_section(&mut part);
-        let _ = page.render_options_section(&mut part);
+        sections(&Man::new(command.clone()), &mut part);
         // Each part's sections become subsections of the command's own section.
         for line in String::from_utf8_lossy(&part).lines() {
-            let line = line
-                .strip_prefix(".SH ")
-                .map_or(line.to_owned(), |rest| format!(".SS {}", title_case(rest)));
-            let _ = writeln!(out, "{line}");
+            let _ = match line.strip_prefix(".SH ") {
+                Some(title) => writeln!(roff, ".SS {}{}", &title[..1], title[1..].to_lowercase()),
+                None => writeln!(roff, "{line}"),
+            };
         }
     }
-    out.extend_from_slice(TAIL.as_bytes());
-    tidy(&out)
+    roff.extend_from_slice(TAIL.as_bytes());
+    let mut page = String::new();
+    // Every rendering starts with the same two-line preamble (the `Aq` string): once is enough.
+    let mut preambles = 0;
+    for line in String::from_utf8_lossy(&roff).lines() {
+        let preamble = line.starts_with(".ie \\n(.g .ds Aq") || line.starts_with(".el .ds Aq");
+        preambles += usize::from(preamble);
+        if preamble && preambles > 2 {
+            continue;
+        }
+        for c in line.chars() {
+            match c.is_ascii() {
+                true => page.push(c),
+                false => page += &format!("\\[u{:04X}]", u32::from(c)),
+            }
+        }
+        page.push('\n');
+    }
+    page
 }
 
-/// Every roff rendering starts with the same two-line preamble (the `Aq` string); the page
-/// needs it once, at the top. Non-ASCII characters (the help's `…`) become groff escapes, so
-/// that troff reads the page without preconv.
-fn tidy(page: &[u8]) -> Vec<u8> {
-    let text = String::from_utf8_lossy(page);
-    let mut seen = 0;
-    let mut out = String::with_capacity(text.len());
-    for line in text.lines() {
-        let preamble = line.starts_with(".ie \\n(.g .ds Aq") || line.starts_with(".el .ds Aq");
-        seen += usize::from(preamble);
-        if !preamble || seen <= 2 {
-            for c in line.chars() {
-                if c.is_ascii() {
-                    out.push(c);
-                } else {
-                    out.push_str(&format!("\\[u{:04X}]", u32::from(c)));
-                }
-            }
-            out.push('\n');
-        }
-    }
-    out.into_bytes()
+/// The synopsis, description and options sections of `man`.
+fn sections(man: &Man, out: &mut Vec<u8>) {
+    let _ = man.render_synopsis_section(out);
+    let _ = man.render_description_section(out);
+    let _ = man.render_options_section(out);
 }
 
 /// The commands a user runs, depth first (`sidecar native`, not `sidecar`).
@@ -79,14 +74,6 @@ fn leaf_commands(cmd: &clap::Command) -> Vec<&clap::Command> {
         }
     }
     leaves
-}
-
-/// `SYNOPSIS` → `Synopsis`, for a subsection heading.
-fn title_case(heading: &str) -> String {
-    let mut chars = heading.chars();
-    chars.next().map_or(String::new(), |first| {
-        first.to_string() + &chars.as_str().to_lowercase()
-    })
 }
 
 /// Exit statuses and environment, which clap does not know about; docs/cli.md has the rest.
@@ -121,7 +108,7 @@ Invoked as wait\-for\-it or wait\-for\-it.sh, or as wait\-for or wait\-for.sh (a
 #[test]
 fn the_committed_man_page_matches_the_clap_definitions() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/readygate.1");
-    let page = String::from_utf8(man_page()).expect("roff is ASCII");
+    let page = man_page();
     if std::env::var_os("UPDATE_MAN").is_some() {
         std::fs::write(&path, &page).expect("write docs/readygate.1");
     }
