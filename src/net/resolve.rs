@@ -1,28 +1,27 @@
 //! Name resolution as in a pod: `/etc/hosts` first, then DNS through the nameservers, `search`
 //! list and `ndots` of `/etc/resolv.conf`, asking for AAAA and A. Both files are read at every
-//! lookup, so a change is seen at the next attempt; DNS answers are kept for their TTL, within
-//! caps ([`cache`]), so a waiter asks the cluster's DNS once per TTL, not once per attempt.
-//! A small stub resolver of our own (the wire format is `hickory-proto`'s), so a static binary
-//! in an empty root needs no libc NSS modules.
+//! lookup, so a change is seen at the next attempt; DNS answers are kept for their TTL
+//! ([`cache`]). A stub resolver of our own (on `hickory-proto`'s wire format), so a static
+//! binary in an empty root needs no libc NSS modules.
 
 mod cache;
 mod client;
 mod conf;
-mod etc;
 mod hosts;
 mod message;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::path::Path;
 
-use tokio::time::Instant;
-
-use crate::error::Failure;
+use crate::error::{describe_io, Failure};
 use crate::target::locality::is_localhost;
 use crate::target::{Endpoint, Host};
-use cache::CACHE;
-use client::{Exchange, Outcome};
+use client::Exchange;
 use conf::Conf;
-use message::{Answer, A, AAAA};
+use message::Answer;
+
+/// The most of `/etc/hosts` or `/etc/resolv.conf` that is read; real ones are a few kilobytes.
+const MAX_SIZE: u64 = 4 << 20;
 
 /// All socket addresses of an endpoint, in the order to try them. An IP literal is used as
 /// is; a name that does not resolve is "not ready", with the name in the reason.
@@ -40,10 +39,9 @@ pub async fn resolve(endpoint: &Endpoint) -> Result<Vec<SocketAddr>, Failure> {
 /// Every address of `name`: from the hosts file if it lists the name, else from DNS. DNS
 /// trouble ends the lookup at the attempt's end, with the trouble as the reason.
 pub async fn lookup(name: &str) -> Result<Vec<IpAddr>, Failure> {
-    let mut listed = hosts::lookup(&etc::read(hosts::PATH), name);
+    let mut listed = hosts::lookup(&read("/etc/hosts"), name);
     if is_localhost(name) {
-        // RFC 6761: both loopbacks, even where the hosts file names one or none, so a server
-        // on either `::1` or `127.0.0.1` is found.
+        // RFC 6761: both loopbacks, even where the hosts file names one or none.
         for loopback in [Ipv6Addr::LOCALHOST.into(), Ipv4Addr::LOCALHOST.into()] {
             if !listed.contains(&loopback) {
                 listed.push(loopback);
@@ -53,7 +51,7 @@ pub async fn lookup(name: &str) -> Result<Vec<IpAddr>, Failure> {
     if !listed.is_empty() {
         return Ok(listed);
     }
-    let conf = Conf::parse(&etc::read(conf::PATH));
+    let conf = Conf::parse(&read("/etc/resolv.conf"));
     tracing::debug!("resolving {name} through DNS");
     let mut exchange = Exchange::new(&conf, crate::engine::attempt_end());
     let mut trouble = None;
@@ -62,54 +60,56 @@ pub async fn lookup(name: &str) -> Result<Vec<IpAddr>, Failure> {
             trouble.get_or_insert_with(|| format!("no answer for {candidate} in time"));
             break;
         }
-        let outcomes = answers(&mut exchange, &candidate).await;
         let mut found = Vec::new();
-        for outcome in &outcomes {
-            if let Some(Ok(Answer::Addresses(ips, _))) = outcome {
-                found.extend_from_slice(ips);
+        // As glibc: a server in trouble does not stop the search, but is the reason at the end.
+        for outcome in exchange.ask(&candidate).await.into_iter().flatten() {
+            match outcome {
+                Ok(Answer::Addresses(ips, _)) => found.extend(ips),
+                Err(reason) => trouble = trouble.or(Some(reason)),
+                Ok(_) => {}
             }
         }
         if !found.is_empty() {
             return Ok(found);
         }
-        // As glibc: a server in trouble does not stop the search, but is the reason at the end.
-        if let Some(Err(reason)) = outcomes.into_iter().flatten().find(Result::is_err) {
-            trouble.get_or_insert(reason);
-        }
     }
-    Err(match trouble {
-        None => Failure::Dns(format!("no such host {name}")),
-        Some(reason) => Failure::Dns(format!("cannot resolve {name} (DNS: {reason})")),
-    })
+    Err(Failure::Dns(match trouble {
+        None => format!("no such host {name}"),
+        Some(reason) => format!("cannot resolve {name} (DNS: {reason})"),
+    }))
 }
 
-/// AAAA and A of one fully qualified name: what the cache keeps, the rest asked together (and
-/// then kept, as long as each answer's TTL allows).
-async fn answers(exchange: &mut Exchange<'_>, name: &str) -> [Outcome; 2] {
-    const TYPES: [message::RecordType; 2] = [AAAA, A];
-    let mut outcomes: [Outcome; 2] = {
-        let mut cache = CACHE.lock().expect("DNS cache lock");
-        let now = Instant::now();
-        TYPES.map(|qtype| cache.get(name, qtype, now).map(Ok))
-    };
-    let missing: Vec<usize> = (0..TYPES.len())
-        .filter(|&slot| outcomes[slot].is_none())
-        .collect();
-    if missing.is_empty() {
-        return outcomes;
-    }
-    let hurry = outcomes
-        .iter()
-        .any(|outcome| matches!(outcome, Some(Ok(Answer::Addresses(..)))));
-    let qtypes: Vec<_> = missing.iter().map(|&slot| TYPES[slot]).collect();
-    let asked = exchange.ask(name, &qtypes, hurry).await;
-    let mut cache = CACHE.lock().expect("DNS cache lock");
-    let now = Instant::now();
-    for (slot, outcome) in missing.into_iter().zip(asked) {
-        if let Some(Ok(answer)) = &outcome {
-            cache.put(name, TYPES[slot], answer, now);
+/// The text of a file such as `/etc/hosts`, empty when it is missing, not a regular file or
+/// unreadable (as a C library treats a missing one), and cut at [`MAX_SIZE`].
+fn read(path: &str) -> String {
+    match crate::regular_file::read_head(Path::new(path), MAX_SIZE) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e) => {
+            tracing::debug!("not reading {path}: {}", describe_io(&e));
+            String::new()
         }
-        outcomes[slot] = outcome;
     }
-    outcomes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_regular_files_are_read_and_only_so_much() {
+        let dir = std::env::temp_dir().join(format!("readygate-etc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+        std::fs::write(path("hosts"), "127.0.0.1 localhost\n").unwrap();
+        assert_eq!(read(&path("hosts")), "127.0.0.1 localhost\n");
+        crate::regular_file::make_fifo(Path::new(&path("fifo")));
+        for unread in [path("fifo"), "/dev/zero".into(), path(""), path("missing")] {
+            assert_eq!(read(&unread), "", "{unread}");
+        }
+        let line = "10.0.0.1 name\n";
+        let copies = (MAX_SIZE as usize) / line.len() + 100;
+        std::fs::write(path("big"), line.repeat(copies)).unwrap();
+        assert_eq!(read(&path("big")).len() as u64, MAX_SIZE);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

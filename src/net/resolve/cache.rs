@@ -1,78 +1,59 @@
-//! Answers kept for as long as their TTL allows, so a waiter polling a name asks the cluster's
-//! DNS once per TTL, not on every attempt. The caps keep a change in the cluster visible soon:
-//! an address is kept at most [`MAX_POSITIVE`], a "no such name" at most [`MAX_NEGATIVE`] (a
-//! Service created while readygate waits is found within that).
+//! Answers kept for their TTL, so a waiter polling a name asks the cluster's DNS once per TTL,
+//! not on every attempt. The caps keep a change in the cluster visible soon (a Service created
+//! while readygate waits is found within [`MAX_NEGATIVE`]).
 
 use std::sync::Mutex;
 use std::time::Duration;
 
+use hickory_proto::rr::RecordType;
 use tokio::time::Instant;
 
-use super::message::{Answer, RecordType};
+use super::message::Answer;
 
 /// The longest an answer with addresses is kept, whatever its TTL.
-pub const MAX_POSITIVE: Duration = Duration::from_secs(30);
-/// The longest a negative answer (NXDOMAIN, NODATA) is kept, whatever its SOA says.
-pub const MAX_NEGATIVE: Duration = Duration::from_secs(5);
-/// Entries kept at most: a run asks about a few names, each with its search-list candidates
-/// and two record types; beyond this the oldest go.
+const MAX_POSITIVE: Duration = Duration::from_secs(30);
+/// The longest a negative answer is kept, whatever its SOA says.
+const MAX_NEGATIVE: Duration = Duration::from_secs(5);
+/// Entries kept at most (a run asks about a few names, each with its search-list candidates
+/// and two types); beyond this the oldest go.
 const CAPACITY: usize = 64;
 
 /// The process's one cache.
-pub static CACHE: Mutex<Cache> = Mutex::new(Cache::new());
+pub static CACHE: Mutex<Cache> = Mutex::new(Cache(Vec::new()));
 
-/// Answers by name and record type, each with the instant it expires.
-#[derive(Debug, Default)]
-pub struct Cache {
-    /// `(name in lower case, type, answer, expiry)`, oldest first.
-    entries: Vec<(String, RecordType, Answer, Instant)>,
-}
+/// `(name in lower case, type, answer, expiry)`, oldest first.
+pub struct Cache(Vec<(String, RecordType, Answer, Instant)>);
 
 impl Cache {
-    /// An empty cache.
-    pub const fn new() -> Cache {
-        Cache {
-            entries: Vec::new(),
-        }
+    /// The answer kept for `name` and `qtype`, if it has not expired.
+    pub fn get(&mut self, name: &str, qtype: RecordType) -> Option<Answer> {
+        let now = Instant::now();
+        self.0.retain(|entry| entry.3 > now);
+        let mut entries = self.0.iter();
+        let found = entries.find(|e| e.1 == qtype && e.0.eq_ignore_ascii_case(name));
+        found.map(|entry| entry.2.clone())
     }
 
-    /// The answer kept for `name` and `qtype`, if it has not expired by `now`.
-    pub fn get(&mut self, name: &str, qtype: RecordType, now: Instant) -> Option<Answer> {
-        self.entries.retain(|entry| entry.3 > now);
-        self.entries
-            .iter()
-            .find(|(n, t, _, _)| *t == qtype && n.eq_ignore_ascii_case(name))
-            .map(|entry| entry.2.clone())
-    }
-
-    /// Keeps `answer` for `name` and `qtype` from `now` for as long as [`lifetime`] allows; an
-    /// answer that may not be kept removes what was kept before.
-    pub fn put(&mut self, name: &str, qtype: RecordType, answer: &Answer, now: Instant) {
-        self.entries.retain(|(n, t, _, expiry)| {
-            *expiry > now && !(*t == qtype && n.eq_ignore_ascii_case(name))
-        });
-        let Some(lifetime) = lifetime(answer) else {
-            return;
+    /// Keeps `answer` for `name` and `qtype` (instead of what was kept) for its TTL within the
+    /// caps; never a TTL of 0, a negative answer without an SOA (RFC 2308), nor a failure.
+    pub fn put(&mut self, name: &str, qtype: RecordType, answer: &Answer) {
+        let now = Instant::now();
+        self.0
+            .retain(|e| e.3 > now && !(e.1 == qtype && e.0.eq_ignore_ascii_case(name)));
+        let (ttl, cap) = match answer {
+            Answer::Addresses(_, ttl) => (*ttl, MAX_POSITIVE),
+            Answer::Negative(Some(ttl)) => (*ttl, MAX_NEGATIVE),
+            _ => return,
         };
-        if self.entries.len() >= CAPACITY {
-            self.entries.remove(0);
+        if ttl > 0 {
+            if self.0.len() >= CAPACITY {
+                self.0.remove(0);
+            }
+            let expiry = now + Duration::from_secs(ttl.into()).min(cap);
+            self.0
+                .push((name.to_ascii_lowercase(), qtype, answer.clone(), expiry));
         }
-        let name = name.to_ascii_lowercase();
-        self.entries
-            .push((name, qtype, answer.clone(), now + lifetime));
     }
-}
-
-/// How long `answer` may be kept: its TTL within the caps; `None` for a TTL of 0, a negative
-/// answer without an SOA (RFC 2308: not cached), or an answer that is no answer.
-pub fn lifetime(answer: &Answer) -> Option<Duration> {
-    let (ttl, cap) = match answer {
-        Answer::Addresses(_, ttl) => (*ttl, MAX_POSITIVE),
-        Answer::NoSuchName(Some(ttl)) | Answer::NoData(Some(ttl)) => (*ttl, MAX_NEGATIVE),
-        Answer::NoSuchName(None) | Answer::NoData(None) => return None,
-        Answer::Truncated | Answer::Failed(_) => return None,
-    };
-    (ttl > 0).then(|| Duration::from_secs(ttl.into()).min(cap))
 }
 
 #[cfg(test)]
@@ -82,7 +63,7 @@ mod tests {
     use tokio::time::advance;
 
     use super::*;
-    use crate::net::resolve::message::{A, AAAA};
+    use RecordType::{A, AAAA};
 
     const S: Duration = Duration::from_secs(1);
     const MS: Duration = Duration::from_millis(1);
@@ -92,85 +73,49 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn an_address_is_kept_for_its_ttl() {
-        let mut cache = Cache::new();
-        cache.put("web.default.svc", A, &addresses(5), Instant::now());
-        advance(5 * S - MS).await;
-        assert_eq!(
-            cache.get("WEB.default.svc", A, Instant::now()),
-            Some(addresses(5))
-        );
-        assert_eq!(cache.get("web.default.svc", AAAA, Instant::now()), None);
-        assert_eq!(cache.get("web.other.svc", A, Instant::now()), None);
-        advance(MS).await;
-        assert_eq!(
-            cache.get("web.default.svc", A, Instant::now()),
-            None,
-            "expired"
-        );
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_long_ttl_is_capped() {
-        let mut cache = Cache::new();
-        cache.put("web", A, &addresses(3600), Instant::now());
-        let nxdomain = Answer::NoSuchName(Some(300));
-        cache.put("gone", A, &nxdomain, Instant::now());
-        advance(MAX_NEGATIVE - MS).await;
-        assert_eq!(cache.get("gone", A, Instant::now()), Some(nxdomain));
-        advance(MS).await;
-        assert_eq!(cache.get("gone", A, Instant::now()), None);
-        advance(MAX_POSITIVE - MAX_NEGATIVE - MS).await;
-        assert!(cache.get("web", A, Instant::now()).is_some());
-        advance(MS).await;
-        assert_eq!(cache.get("web", A, Instant::now()), None);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_negative_answer_is_kept_for_its_soa_ttl_and_only_with_one() {
-        let mut cache = Cache::new();
-        let nodata = Answer::NoData(Some(2));
-        cache.put("web", AAAA, &nodata, Instant::now());
-        cache.put("web", A, &Answer::NoSuchName(None), Instant::now());
-        assert_eq!(
-            cache.get("web", A, Instant::now()),
-            None,
-            "no SOA: not kept"
-        );
-        advance(2 * S - MS).await;
-        assert_eq!(cache.get("web", AAAA, Instant::now()), Some(nodata));
-        advance(MS).await;
-        assert_eq!(cache.get("web", AAAA, Instant::now()), None);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn ttl_zero_and_failures_are_not_kept_and_drop_what_was() {
-        let mut cache = Cache::new();
-        cache.put("web", A, &addresses(30), Instant::now());
-        cache.put("web", A, &addresses(0), Instant::now());
-        assert_eq!(cache.get("web", A, Instant::now()), None);
-        for answer in [
-            Answer::NoSuchName(Some(0)),
-            Answer::Failed(2),
-            Answer::Truncated,
-        ] {
-            cache.put("web", A, &answer, Instant::now());
-            assert_eq!(cache.get("web", A, Instant::now()), None, "{answer:?}");
+    async fn answers_are_kept_for_their_ttl_within_the_caps() {
+        let cases = [
+            (addresses(5), Some(5 * S)),
+            (addresses(3600), Some(MAX_POSITIVE)),
+            (Answer::Negative(Some(2)), Some(2 * S)),
+            (Answer::Negative(Some(300)), Some(MAX_NEGATIVE)),
+            (Answer::Negative(None), None),
+            (Answer::Negative(Some(0)), None),
+            (addresses(0), None),
+            (Answer::Failed(2), None),
+            (Answer::Truncated, None),
+        ];
+        for (answer, kept) in cases {
+            let mut cache = Cache(Vec::new());
+            cache.put("web.default.svc", A, &answer);
+            let kept = kept.unwrap_or_default();
+            if !kept.is_zero() {
+                advance(kept - MS).await;
+                let got = cache.get("WEB.default.svc", A);
+                assert_eq!(got.as_ref(), Some(&answer), "{answer:?}");
+                assert_eq!(cache.get("web.default.svc", AAAA), None);
+                assert_eq!(cache.get("web.other.svc", A), None);
+                advance(MS).await;
+            }
+            assert_eq!(cache.get("web.default.svc", A), None, "{answer:?} expired");
         }
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_newer_answer_replaces_the_kept_one_and_room_is_bounded() {
-        let mut cache = Cache::new();
-        cache.put("web", A, &addresses(30), Instant::now());
+        let mut cache = Cache(Vec::new());
+        cache.put("web", A, &addresses(30));
         let moved = Answer::Addresses(vec![IpAddr::from([10, 0, 0, 2])], 10);
-        cache.put("web", A, &moved, Instant::now());
-        assert_eq!(cache.get("web", A, Instant::now()), Some(moved));
+        cache.put("web", A, &moved);
+        assert_eq!(cache.get("web", A), Some(moved));
+        // One that may not be kept drops what was.
+        cache.put("web", A, &addresses(0));
+        assert_eq!(cache.get("web", A), None);
         for n in 0..CAPACITY * 2 {
-            cache.put(&format!("name-{n}"), A, &addresses(30), Instant::now());
+            cache.put(&format!("name-{n}"), A, &addresses(30));
         }
-        assert_eq!(cache.entries.len(), CAPACITY);
+        assert_eq!(cache.0.len(), CAPACITY);
         let last = format!("name-{}", CAPACITY * 2 - 1);
-        assert!(cache.get(&last, A, Instant::now()).is_some());
+        assert!(cache.get(&last, A).is_some());
     }
 }

@@ -1,42 +1,42 @@
-//! Asking the nameservers. The questions of one lookup go over one UDP socket per server,
-//! AAAA and A of a name together (TCP when an answer is truncated); server after server, round
-//! after round, each wait bounded by `resolv.conf`'s `timeout` and by the attempt's end.
+//! Asking the nameservers: AAAA and A of a name together over one UDP socket per server (TCP
+//! when an answer is truncated), server after server, round after round, each wait bounded by
+//! `resolv.conf`'s `timeout` and by the attempt's end. Answers are kept in [`CACHE`].
 //!
-//! Which server is asked first is remembered across lookups: once one fails to answer, later
-//! lookups start at the one after it (glibc's resolver rotates past a dead server in the same
-//! way), so a dead first nameserver costs one wait, not one per attempt.
+//! A server that fails to answer is passed over by later lookups too (as glibc's resolver
+//! rotates past a dead one), so a dead first nameserver costs one wait, not one per attempt.
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use hickory_proto::rr::RecordType;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UdpSocket};
 use tokio::time::{timeout_at, Instant};
 
+use super::cache::CACHE;
 use super::conf::Conf;
-use super::message::{Answer, Question, RecordType};
+use super::message::{Answer, Question};
 use crate::error::describe_io;
 
-/// The DNS port.
-const PORT: u16 = 53;
-
-/// How long the other questions are awaited once one has addresses (RFC 8305's "resolution
+/// How long the other question is awaited once one has addresses (RFC 8305's "resolution
 /// delay"), so a server that drops AAAA queries does not hold up an IPv4 answer.
-pub const RESOLUTION_DELAY: Duration = Duration::from_millis(50);
+const RESOLUTION_DELAY: Duration = Duration::from_millis(50);
+
+/// The record types asked for, IPv6 first.
+const TYPES: [RecordType; 2] = [RecordType::AAAA, RecordType::A];
 
 /// The nameserver lookups ask first, once one has failed to answer.
 static FIRST: Mutex<Option<IpAddr>> = Mutex::new(None);
 
-/// What became of one question: a definite answer (addresses, NXDOMAIN or NODATA), why none
-/// came, or `None` when it was not waited for (another question had addresses).
+/// What became of one question: a definite answer (addresses or negative), why none came, or
+/// `None` when it was not waited for (the other question had addresses).
 pub type Outcome = Option<Result<Answer, String>>;
 
-/// One lookup's exchanges with the nameservers of `conf`.
+/// One lookup's exchanges with the nameservers of `conf`, which must be over by `end`.
 pub struct Exchange<'c> {
     conf: &'c Conf,
-    /// When the attempt ends: no wait goes beyond it.
     end: Option<Instant>,
     /// The socket to each server asked so far, shared by every question of the lookup.
     sockets: Vec<(SocketAddr, UdpSocket)>,
@@ -45,11 +45,54 @@ pub struct Exchange<'c> {
 impl<'c> Exchange<'c> {
     /// A lookup through the servers of `conf` that must be over by `end`.
     pub fn new(conf: &'c Conf, end: Option<Instant>) -> Self {
-        Exchange {
-            conf,
-            end,
-            sockets: Vec::new(),
+        let sockets = Vec::new();
+        Exchange { conf, end, sockets }
+    }
+
+    /// AAAA and A of `name`, from the cache or else asked together: once one has addresses,
+    /// the other is awaited no longer than the resolution delay.
+    pub async fn ask(&mut self, name: &str) -> [Outcome; 2] {
+        let id = fastrand::u16(..);
+        let mut asking = Asking {
+            name,
+            questions: Vec::new(),
+            outcomes: [None, None],
+            patience: None,
+        };
+        for (n, qtype) in TYPES.into_iter().enumerate() {
+            let cached = CACHE.lock().expect("DNS cache lock").get(name, qtype);
+            if let Some(Answer::Addresses(..)) = cached {
+                asking.patience = Some(Instant::now() + RESOLUTION_DELAY);
+            }
+            asking.outcomes[n] = cached.map(Ok);
+            match Question::new(id.wrapping_add(n as u16), name, qtype) {
+                Ok(question) => asking.questions.push(question),
+                Err(reason) => return [Some(Err(reason.clone())), Some(Err(reason))],
+            }
         }
+        let servers = order(&self.conf.nameservers);
+        let rounds = servers
+            .iter()
+            .cycle()
+            .take(self.conf.attempts * servers.len());
+        for &ip in rounds {
+            let server = SocketAddr::new(ip, 53);
+            let (now, wait) = (Instant::now(), self.conf.timeout);
+            let end = self.end.map_or(now + wait, |end| end.min(now + wait));
+            if asking.open().is_empty() || asking.patience_over() || end <= now {
+                break;
+            }
+            // Dropped armed (no answer, or the lookup cancelled): later lookups start after it.
+            let mut pass_over = PassOver(Some((ip, &self.conf.nameservers)));
+            let answered = match self.socket(server).await {
+                Ok(socket) => asking.ask(server, socket, end).await,
+                Err(reason) => asking.fail(&asking.open(), &reason),
+            };
+            if answered {
+                pass_over.0 = None;
+            }
+        }
+        asking.outcomes
     }
 
     /// Whether the attempt's end has passed.
@@ -57,210 +100,114 @@ impl<'c> Exchange<'c> {
         self.end.is_some_and(|end| end <= Instant::now())
     }
 
-    /// Asks for each of `qtypes` of `name` at once; one outcome per type, in order. With
-    /// `hurry` (addresses of `name` are already known) none is awaited beyond the resolution
-    /// delay, as once one of them has addresses.
-    pub async fn ask(&mut self, name: &str, qtypes: &[RecordType], hurry: bool) -> Vec<Outcome> {
-        let id = fastrand::u16(..);
-        let questions: Result<Vec<Question>, String> = (0..)
-            .zip(qtypes)
-            .map(|(n, qtype)| Question::new(id.wrapping_add(n), name, *qtype))
-            .collect();
-        let questions = match questions {
-            Ok(questions) => questions,
-            Err(reason) => return vec![Some(Err(reason)); qtypes.len()],
-        };
-        let mut state = State {
-            outcomes: vec![None; questions.len()],
-            open: (0..questions.len()).collect(),
-            patience: hurry.then(|| Instant::now() + RESOLUTION_DELAY),
-        };
-        let conf = self.conf;
-        let order = order(&conf.nameservers);
-        'rounds: for _ in 0..conf.attempts {
-            for &ip in &order {
-                let server = SocketAddr::new(ip, PORT);
-                let mut end = Instant::now() + conf.timeout;
-                end = end.min(self.end.unwrap_or(end));
-                if state.open.is_empty() || state.patience_over() || end <= Instant::now() {
-                    break 'rounds;
-                }
-                let guard = Asking {
-                    server: ip,
-                    servers: &conf.nameservers,
-                    settled: false,
-                };
-                let heard = match self.socket(server).await {
-                    Ok(socket) => state.ask(server, socket, &questions, end).await,
-                    Err(reason) => {
-                        state.fail_open(&reason);
-                        Heard::Nothing
-                    }
-                };
-                guard.settle(heard);
-            }
-        }
-        state.outcomes
-    }
-
     /// The lookup's socket to `server`, connected so an ICMP "port unreachable" is an error at
     /// once and datagrams from anywhere else are never read.
     async fn socket(&mut self, server: SocketAddr) -> Result<&UdpSocket, String> {
-        let index = match self.sockets.iter().position(|(s, _)| *s == server) {
-            Some(index) => index,
-            None => {
-                let fault = |e: io::Error| format!("{server}: {}", describe_io(&e));
-                let local: IpAddr = match server {
-                    SocketAddr::V4(_) => Ipv4Addr::UNSPECIFIED.into(),
-                    SocketAddr::V6(_) => Ipv6Addr::UNSPECIFIED.into(),
-                };
-                let socket = UdpSocket::bind((local, 0)).await.map_err(fault)?;
-                socket.connect(server).await.map_err(fault)?;
-                self.sockets.push((server, socket));
-                self.sockets.len() - 1
-            }
+        if let Some(at) = self.sockets.iter().position(|(s, _)| *s == server) {
+            return Ok(&self.sockets[at].1);
+        }
+        let fault = |e: io::Error| format!("{server}: {}", describe_io(&e));
+        let local: IpAddr = match server {
+            SocketAddr::V4(_) => Ipv4Addr::UNSPECIFIED.into(),
+            SocketAddr::V6(_) => Ipv6Addr::UNSPECIFIED.into(),
         };
-        Ok(&self.sockets[index].1)
+        let socket = UdpSocket::bind((local, 0)).await.map_err(fault)?;
+        socket.connect(server).await.map_err(fault)?;
+        self.sockets.push((server, socket));
+        Ok(&self.sockets[self.sockets.len() - 1].1)
     }
 }
 
 /// The questions of one [`Exchange::ask`] as they get answers.
-struct State {
-    /// One per question.
-    outcomes: Vec<Outcome>,
-    /// The questions still without a definite answer.
-    open: Vec<usize>,
-    /// Once a question has addresses: when the others stop being awaited.
+struct Asking<'n> {
+    name: &'n str,
+    questions: Vec<Question>,
+    outcomes: [Outcome; 2],
+    /// Once a question has addresses: when the other stops being awaited.
     patience: Option<Instant>,
 }
 
-/// What a server did for the questions put to it.
-enum Heard {
-    /// Gave at least one definite answer.
-    Answers,
-    /// Answered nothing usable within the wait: it is passed over from now on.
-    Nothing,
-    /// Still had questions open when they stopped being awaited: no verdict.
-    CutShort,
-}
+impl Asking<'_> {
+    /// The questions still without a definite answer.
+    fn open(&self) -> Vec<usize> {
+        (0..2)
+            .filter(|&n| !matches!(self.outcomes[n], Some(Ok(_))))
+            .collect()
+    }
 
-impl State {
-    /// Whether the questions still open are no longer awaited.
     fn patience_over(&self) -> bool {
         self.patience.is_some_and(|at| at <= Instant::now())
     }
 
-    /// Puts the open questions to `server` and reads its answers until all have one, `end`,
-    /// or the patience runs out.
-    async fn ask(
-        &mut self,
-        server: SocketAddr,
-        socket: &UdpSocket,
-        questions: &[Question],
-        end: Instant,
-    ) -> Heard {
+    /// Puts the open questions to `server` and reads its answers until each has one, `end`, or
+    /// the patience runs out. `false` when the server gave no definite answer: it is passed
+    /// over from now on.
+    async fn ask(&mut self, server: SocketAddr, socket: &UdpSocket, end: Instant) -> bool {
         let fault = |e: io::Error| format!("{server}: {}", describe_io(&e));
-        for &index in &self.open {
-            if let Err(err) = socket.send(questions[index].wire()).await {
-                self.fail_open(&fault(err));
-                return Heard::Nothing;
+        let mut waiting = self.open();
+        for &n in &waiting {
+            if let Err(err) = socket.send(&self.questions[n].wire).await {
+                return self.fail(&waiting, &fault(err));
             }
         }
-        let mut waiting = self.open.clone();
         let mut answered = false;
         let mut buffer = vec![0; 4096];
         while !waiting.is_empty() {
             let until = self.patience.map_or(end, |at| at.min(end));
             let length = match timeout_at(until, socket.recv(&mut buffer)).await {
                 Ok(Ok(length)) => length,
-                Ok(Err(err)) => {
-                    self.fail(&waiting, &fault(err));
-                    break;
-                }
-                Err(_) if self.patience_over() => return Heard::CutShort,
-                Err(_) => {
-                    self.fail(&waiting, &format!("{server} timed out"));
-                    break;
-                }
+                Ok(Err(err)) => return self.fail(&waiting, &fault(err)) || answered,
+                // Not awaited to the end: no verdict on the server.
+                Err(_) if self.patience_over() => return true,
+                Err(_) => return self.fail(&waiting, &format!("{server} timed out")) || answered,
             };
             // A datagram answers at most one question; others (a late answer to an earlier
             // question of this lookup) are ignored.
             let datagram = &buffer[..length];
-            let Some((at, answer)) = waiting.iter().enumerate().find_map(|(at, &index)| {
-                questions[index]
-                    .answer(datagram)
-                    .transpose()
-                    .map(|answer| (at, answer))
+            let Some((at, answer)) = waiting.iter().enumerate().find_map(|(at, &n)| {
+                let answer = self.questions[n].answer(datagram).transpose()?;
+                Some((at, answer))
             }) else {
                 continue;
             };
-            let index = waiting.swap_remove(at);
+            let n = waiting.swap_remove(at);
             let answer = match answer {
-                Ok(Answer::Truncated) => timeout_at(until, tcp(server, &questions[index]))
+                Ok(Answer::Truncated) => timeout_at(until, tcp(server, &self.questions[n]))
                     .await
                     .unwrap_or_else(|_| Err(format!("{server} timed out (TCP)"))),
+                Ok(Answer::Failed(rcode)) => Err(format!("{server} {}", rcode_name(rcode))),
                 Ok(answer) => Ok(answer),
                 Err(reason) => Err(format!("{server}: {reason}")),
             };
-            answered |= self.settle(index, server, answer);
+            if let Ok(answer) = &answer {
+                let mut cache = CACHE.lock().expect("DNS cache lock");
+                cache.put(self.name, TYPES[n], answer);
+                if matches!(answer, Answer::Addresses(..)) && self.patience.is_none() {
+                    self.patience = Some(Instant::now() + RESOLUTION_DELAY);
+                }
+                answered = true;
+            }
+            self.outcomes[n] = Some(answer);
         }
-        match answered {
-            true => Heard::Answers,
-            false => Heard::Nothing,
-        }
+        answered
     }
 
-    /// Records what `server` said to question `index`; `true` for a definite answer.
-    fn settle(&mut self, index: usize, server: SocketAddr, answer: Result<Answer, String>) -> bool {
-        let answer = match answer {
-            Ok(Answer::Failed(rcode)) => Err(format!("{server} {}", rcode_name(rcode))),
-            Ok(Answer::Truncated) => Err(format!("{server} (TCP): truncated answer")),
-            other => other,
-        };
-        let definite = answer.is_ok();
-        if definite {
-            self.open.retain(|&open| open != index);
+    /// Every question in `which` got no answer, for `reason`; `false`.
+    fn fail(&mut self, which: &[usize], reason: &str) -> bool {
+        for &n in which {
+            self.outcomes[n] = Some(Err(reason.to_string()));
         }
-        if matches!(answer, Ok(Answer::Addresses(..))) && self.patience.is_none() {
-            self.patience = Some(Instant::now() + RESOLUTION_DELAY);
-        }
-        self.outcomes[index] = Some(answer);
-        definite
-    }
-
-    /// Every question in `which` got no answer, for `reason`.
-    fn fail(&mut self, which: &[usize], reason: &str) {
-        for &index in which {
-            self.outcomes[index] = Some(Err(reason.to_string()));
-        }
-    }
-
-    /// Every open question got no answer, for `reason`.
-    fn fail_open(&mut self, reason: &str) {
-        let open = self.open.clone();
-        self.fail(&open, reason);
+        false
     }
 }
 
-/// A server being asked: when the asking ends without an answer (or is cancelled, by the
-/// attempt timeout or the deadline), later lookups start at the next server.
-struct Asking<'s> {
-    server: IpAddr,
-    servers: &'s [IpAddr],
-    settled: bool,
-}
+/// A server being asked: when dropped armed, later lookups start at the next server.
+struct PassOver<'s>(Option<(IpAddr, &'s [IpAddr])>);
 
-impl Asking<'_> {
-    /// The asking ended; `heard` says whether the server is passed over.
-    fn settle(mut self, heard: Heard) {
-        self.settled = !matches!(heard, Heard::Nothing);
-    }
-}
-
-impl Drop for Asking<'_> {
+impl Drop for PassOver<'_> {
     fn drop(&mut self) {
-        if !self.settled {
-            pass_over(self.server, self.servers);
+        if let Some((server, servers)) = self.0 {
+            pass_over(server, servers);
         }
     }
 }
@@ -268,15 +215,8 @@ impl Drop for Asking<'_> {
 /// The servers in the order to ask them: from the remembered first one, round the list.
 fn order(servers: &[IpAddr]) -> Vec<IpAddr> {
     let first = *FIRST.lock().expect("nameserver lock");
-    let start = servers
-        .iter()
-        .position(|server| Some(*server) == first)
-        .unwrap_or(0);
-    servers[start..]
-        .iter()
-        .chain(&servers[..start])
-        .copied()
-        .collect()
+    let start = servers.iter().position(|s| Some(*s) == first).unwrap_or(0);
+    [&servers[start..], &servers[..start]].concat()
 }
 
 /// `server` did not answer: if lookups start with it, they start with the next one instead.
@@ -296,16 +236,21 @@ fn pass_over(server: IpAddr, servers: &[IpAddr]) {
 async fn tcp(server: SocketAddr, question: &Question) -> Result<Answer, String> {
     let fault = |e: io::Error| format!("{server} (TCP): {}", describe_io(&e));
     let mut stream = TcpStream::connect(server).await.map_err(fault)?;
-    let query = question.wire();
-    let mut framed = (query.len() as u16).to_be_bytes().to_vec();
-    framed.extend_from_slice(query);
+    let framed = [
+        &(question.wire.len() as u16).to_be_bytes()[..],
+        &question.wire,
+    ]
+    .concat();
     stream.write_all(&framed).await.map_err(fault)?;
-    let length = stream.read_u16().await.map_err(fault)?;
-    let mut response = vec![0; usize::from(length)];
+    let mut response = vec![0; usize::from(stream.read_u16().await.map_err(fault)?)];
     stream.read_exact(&mut response).await.map_err(fault)?;
-    question
-        .answer(&response)?
-        .ok_or_else(|| format!("{server} (TCP): unrelated answer"))
+    match question.answer(&response) {
+        Ok(Some(Answer::Truncated)) => Err(format!("{server} (TCP): truncated answer")),
+        Ok(Some(Answer::Failed(rcode))) => Err(format!("{server} {}", rcode_name(rcode))),
+        Ok(Some(answer)) => Ok(answer),
+        Ok(None) => Err(format!("{server} (TCP): unrelated answer")),
+        Err(reason) => Err(reason),
+    }
 }
 
 /// An RCODE in words.

@@ -4,9 +4,6 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
-/// Where the DNS settings are.
-pub const PATH: &str = "/etc/resolv.conf";
-
 /// At most this many nameservers are used (glibc's `MAXNS`).
 const MAX_NAMESERVERS: usize = 3;
 

@@ -3,9 +3,6 @@
 
 use std::net::IpAddr;
 
-/// Where the hosts file is.
-pub const PATH: &str = "/etc/hosts";
-
 /// Every address `text` (a hosts file) gives `name`; names compare without case and without a
 /// trailing dot.
 pub fn lookup(text: &str, name: &str) -> Vec<IpAddr> {
