@@ -1,20 +1,14 @@
-//! TLS for `https://`, `grpcs://`, `rediss://` and `amqps://` targets (rustls with the `ring`
-//! provider). Certificates are verified by default against roots built into the binary (a
-//! `FROM scratch` image has no CA files) plus the system's bundle when there is one, and
-//! `--cacert`'s; `--insecure` accepts any certificate, as the kubelet's own httpGet does.
-//!
-//! The system bundle is read only for a chain that the built-in roots and `--cacert` do not
-//! anchor: parsing Debian's 220 KB of PEM took 7 M instructions, ~1 ms, nine tenths of a
-//! one-shot `https://` probe (callgrind), for roots that almost every chain does not need.
-//! Trusting the union of the three sets either way, the result is the same.
+//! TLS for `https://`, `grpcs://`, `rediss://` and `amqps://` targets (rustls with `ring`).
+//! Certificates are verified against roots built into the binary (a `FROM scratch` image has no
+//! CA files), `--cacert`'s, and, only for a chain those do not anchor, the system's bundle (slow
+//! to parse, and rarely needed); `--insecure` accepts any certificate, as the kubelet's httpGet.
 
 mod asked;
 mod identity;
-mod pem;
 mod words;
-mod x509;
 
-use std::path::Path;
+use std::fmt::Display;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -22,6 +16,7 @@ use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::server::ParsedCertificate;
 use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore};
 use rustls::{Error as TlsError, SignatureScheme};
 use tokio_rustls::TlsConnector;
@@ -47,6 +42,9 @@ const SYSTEM_BUNDLES: &[&str] = &[
     "/etc/ssl/cert.pem",
 ];
 
+/// The largest PEM file read: Debian's whole CA bundle is about 220 KB.
+const MAX_PEM: u64 = 4 << 20;
+
 /// Which application protocol to ask the server for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Alpn {
@@ -61,12 +59,8 @@ pub enum Alpn {
 /// The TLS client settings of one run: the same trust, one per ALPN protocol.
 #[derive(Debug)]
 pub struct Clients {
-    /// ALPN `http/1.1`.
-    http1: Arc<ClientConfig>,
-    /// ALPN `h2`.
-    h2: Arc<ClientConfig>,
-    /// No ALPN.
-    plain: Arc<ClientConfig>,
+    /// Indexed by [`Alpn`].
+    configs: [Arc<ClientConfig>; 3],
     /// `--tls-server-name`: the name to use instead of the URL's host.
     server_name: Option<ServerName<'static>>,
 }
@@ -81,40 +75,44 @@ impl Clients {
         server_name: Option<ServerName<'static>>,
     ) -> Result<Clients, Failure> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let builder = ClientConfig::builder_with_provider(provider.clone())
-            .with_safe_default_protocol_versions()
-            .map_err(|e| format!("TLS setup: {e}"))?;
-        let trust = if insecure {
+        if insecure {
             tracing::warn!("--insecure: TLS certificates are not verified");
-            Trust::Any
-        } else {
-            Trust::Roots {
+        }
+        let roots = match insecure {
+            true => None,
+            false => Some(Roots {
                 quick: verifier(quick_roots(cacert), &provider)?,
                 all: OnceLock::new(),
                 cacert: cacert.to_vec(),
-            }
+            }),
         };
-        let builder = builder
+        let builder = ClientConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .map_err(setup)?
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(Verifier { trust, provider }));
+            .with_custom_certificate_verifier(Arc::new(Verifier { roots, provider }));
         let config = match client_cert {
             Some(Identity(certified)) => builder.with_client_cert_resolver(Arc::new(
                 rustls::sign::SingleCertAndKey::from(Arc::clone(certified)),
             )),
             None => builder.with_client_cert_resolver(Arc::new(asked::NoClientCert)),
         };
-        let with_alpn = |protocol: &[u8]| {
+        let alpn = [vec![b"http/1.1".to_vec()], vec![b"h2".to_vec()], vec![]];
+        let configs = alpn.map(|alpn_protocols| {
             let mut config = config.clone();
-            config.alpn_protocols = vec![protocol.to_vec()];
+            config.alpn_protocols = alpn_protocols;
             Arc::new(config)
-        };
+        });
         Ok(Clients {
-            http1: with_alpn(b"http/1.1"),
-            h2: with_alpn(b"h2"),
-            plain: Arc::new(config),
+            configs,
             server_name,
         })
     }
+}
+
+/// A fault in building the TLS settings.
+fn setup(e: impl Display) -> Failure {
+    Failure::Tls(format!("TLS setup: {e}"))
 }
 
 /// The built-in roots and `--cacert`'s: what most chains are anchored by.
@@ -126,29 +124,17 @@ fn quick_roots(cacert: &[Certificate]) -> RootCertStore {
     roots
 }
 
-/// The quick roots and the system bundle's; `None` when there is no bundle.
+/// The quick roots and the system bundle's; `None` when there is no usable bundle.
 fn all_roots(cacert: &[Certificate]) -> Option<RootCertStore> {
     let bundle = std::env::var_os("SSL_CERT_FILE")
-        .map(std::path::PathBuf::from)
+        .map(PathBuf::from)
         .or_else(|| {
-            SYSTEM_BUNDLES
-                .iter()
-                .map(Path::new)
-                .find(|path| path.is_file())
-                .map(Path::to_path_buf)
+            let mut paths = SYSTEM_BUNDLES.iter().map(PathBuf::from);
+            paths.find(|path| path.is_file())
         })?;
-    // Only a regular file of bounded size: SSL_CERT_FILE may name a FIFO or /dev/zero.
-    let text = match pem::read(&bundle) {
-        Ok(text) => text,
-        Err(e) => {
-            tracing::warn!(
-                "CA bundle {}: {}; not used",
-                quoted(&bundle.display().to_string()),
-                describe_io(&e)
-            );
-            return None;
-        }
-    };
+    let text = read_pem(&bundle, "CA bundle")
+        .map_err(|fault| tracing::warn!("{fault}; not used"))
+        .ok()?;
     // A certificate the system bundle holds but webpki cannot use is skipped, as curl does.
     let mut roots = quick_roots(cacert);
     roots.add_parsable_certificates(CertificateDer::pem_slice_iter(&text).flatten());
@@ -162,29 +148,50 @@ fn verifier(
 ) -> Result<Arc<WebPkiServerVerifier>, Failure> {
     WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(provider))
         .build()
-        .map_err(|e| Failure::Tls(format!("TLS setup: {e}")))
+        .map_err(setup)
 }
 
-/// Reads `--cacert FILE`: every certificate in it, each usable as a trust anchor. Any fault is
-/// the one-line usage error naming the file.
+/// One line naming the file `what` (an option) gives, and what is wrong with it.
+fn fault(what: &str, path: &Path, why: impl Display) -> String {
+    format!("{what} {}: {why}", quoted(&path.display().to_string()))
+}
+
+/// The PEM file at `path` that `what` names: only a regular file (`SSL_CERT_FILE` may name a
+/// FIFO or `/dev/zero`) of at most [`MAX_PEM`] bytes.
+fn read_pem(path: &Path, what: &str) -> Result<Vec<u8>, String> {
+    // One byte past the cap tells a file over it, even one that grows while read.
+    let content = crate::regular_file::read_head(path, MAX_PEM + 1)
+        .map_err(|e| fault(what, path, describe_io(&e)))?;
+    if content.len() as u64 > MAX_PEM {
+        return Err(fault(what, path, "larger than 4 MiB"));
+    }
+    Ok(content)
+}
+
+/// The PEM file at `path` and the certificates in it (at least one).
+fn read_certificates(path: &Path, what: &str) -> Result<(Vec<u8>, Vec<Certificate>), String> {
+    let text = read_pem(path, what)?;
+    let certificates = CertificateDer::pem_slice_iter(&text)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| fault(what, path, format!("not a PEM bundle ({e})")))?;
+    if certificates.is_empty() {
+        return Err(fault(what, path, "no PEM certificate in it"));
+    }
+    Ok((text, certificates))
+}
+
+/// Reads `--cacert FILE`: every certificate in it, each usable as a trust anchor.
 pub fn read_cacert(path: &Path) -> Result<Vec<Certificate>, String> {
     read_roots(path, "--cacert")
 }
 
 /// Reads a PEM bundle of trust anchors; a fault is one line naming `what` and the file.
 pub fn read_roots(path: &Path, what: &str) -> Result<Vec<Certificate>, String> {
-    let fault = |why: &str| format!("{what} {}: {why}", quoted(&path.display().to_string()));
-    let text = pem::read(path).map_err(|e| fault(&describe_io(&e)))?;
-    let certificates = CertificateDer::pem_slice_iter(&text)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| fault(&format!("not a PEM bundle ({e})")))?;
-    if certificates.is_empty() {
-        return Err(fault("no PEM certificate in it"));
-    }
+    let (_, certificates) = read_certificates(path, what)?;
     for certificate in &certificates {
         RootCertStore::empty()
             .add(certificate.clone())
-            .map_err(|e| fault(&format!("unusable certificate ({e})")))?;
+            .map_err(|e| fault(what, path, format!("unusable certificate ({e})")))?;
     }
     Ok(certificates)
 }
@@ -197,7 +204,7 @@ pub fn trusting_only(roots: &[Certificate]) -> Result<Arc<ClientConfig>, Failure
     store.add_parsable_certificates(roots.iter().cloned());
     let mut config = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS setup: {e}"))?
+        .map_err(setup)?
         .with_root_certificates(store)
         .with_no_client_auth();
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
@@ -213,18 +220,14 @@ pub async fn connect(
     alpn: Alpn,
     clients: &Clients,
 ) -> Result<BoxedIo, Failure> {
-    let config = match alpn {
-        Alpn::Http1 => &clients.http1,
-        Alpn::H2 => &clients.h2,
-        Alpn::None => &clients.plain,
-    };
     let trust = "trust it with --cacert, or skip verification with --insecure";
     let name = match &clients.server_name {
         Some(name) => name.clone(),
         None => server_name(host)?,
     };
     let shown = name.to_str().into_owned();
-    asked::handshake(&shown, connect_named(stream, name, config, trust)).await
+    let connecting = connect_named(stream, name, &clients.configs[alpn as usize], trust);
+    asked::handshake(&shown, connecting).await
 }
 
 /// The TLS server name of `host`: an IP literal as an address, a name without its final dot.
@@ -244,10 +247,8 @@ fn server_name(host: &Host) -> Result<ServerName<'static>, Failure> {
 /// of the URL's host, e.g. when dialling an IP address. An IP address is checked as one.
 pub fn parse_server_name(text: &str) -> Result<ServerName<'static>, String> {
     ServerName::try_from(text.to_string()).map_err(|_| {
-        format!(
-            "--tls-server-name {}: not a DNS name or IP address",
-            quoted(text)
-        )
+        let text = quoted(text);
+        format!("--tls-server-name {text}: not a DNS name or IP address")
     })
 }
 
@@ -272,80 +273,29 @@ async fn connect_named(
     let stream = TlsConnector::from(Arc::clone(config))
         .connect(server_name, stream)
         .await
-        .map_err(|e| format!("TLS handshake: {}", describe_tls(&e, trust)))?;
+        .map_err(|e| Failure::Tls(format!("TLS handshake: {}", words::handshake(&e, trust))))?;
     Ok(Box::new(stream))
 }
 
-/// A handshake failure in words a person can act on.
-fn describe_tls(err: &std::io::Error, trust: &str) -> String {
-    let Some(tls) = err.get_ref().and_then(|e| e.downcast_ref::<TlsError>()) else {
-        return describe_io(err);
-    };
-    match tls {
-        TlsError::InvalidCertificate(problem) => words::certificate(problem, trust),
-        TlsError::AlertReceived(alert) => format!("the server sent alert {alert:?}"),
-        other => other.to_string(),
-    }
-}
-
-/// How a server's certificate chain is judged.
-#[derive(Debug)]
-enum Trust {
-    /// `--insecure`: any certificate is accepted.
-    Any,
-    /// Against the quick roots, and only if none of them anchors the chain, against all roots,
-    /// reading the system bundle then (once per run).
-    Roots {
-        /// Built-in roots and `--cacert`'s.
-        quick: Arc<WebPkiServerVerifier>,
-        /// Those and the system bundle's, made on first need; `None` without a bundle.
-        all: OnceLock<Option<Arc<WebPkiServerVerifier>>>,
-        /// `--cacert`'s certificates, for `all`.
-        cacert: Vec<Certificate>,
-    },
-}
-
-/// readygate's certificate verifier: the chain as [`Trust`] says; the handshake's own
-/// signatures always, so that even with `--insecure` the session is with the holder of the
+/// readygate's certificate verifier: the chain against [`Roots`] (any, with `--insecure`); the
+/// handshake's own signatures always, so even then the session is with the holder of the
 /// certificate's key.
 #[derive(Debug)]
 struct Verifier {
-    /// How the chain is judged.
-    trust: Trust,
-    /// The signature algorithms, and what `all` is built with.
+    /// `None` with `--insecure`.
+    roots: Option<Roots>,
     provider: Arc<CryptoProvider>,
 }
 
-/// A refused certificate that signed itself, looked at again. `--cacert` holding it exactly
-/// makes it trusted, CA or not, as curl does (webpki refuses a CA certificate as a server's:
-/// its validity was checked before that, its name is checked here); any other is named a
-/// self-signed certificate rather than an unknown authority.
-fn self_signed(
-    err: TlsError,
-    end_entity: &CertificateDer<'_>,
-    intermediates: &[CertificateDer<'_>],
-    server_name: &ServerName<'_>,
-    cacert: &[Certificate],
-) -> Result<ServerCertVerified, TlsError> {
-    if !intermediates.is_empty() || !x509::is_self_issued(end_entity) {
-        return Err(err);
-    }
-    let ca_as_server = matches!(
-        &err,
-        TlsError::InvalidCertificate(CertificateError::Other(other))
-            if other.0.downcast_ref::<webpki::Error>() == Some(&webpki::Error::CaUsedAsEndEntity)
-    );
-    let unknown = err == TlsError::InvalidCertificate(CertificateError::UnknownIssuer);
-    let given = cacert.iter().any(|c| c.as_ref() == end_entity.as_ref());
-    if ca_as_server && given {
-        let parsed = rustls::server::ParsedCertificate::try_from(end_entity)?;
-        rustls::client::verify_server_name(&parsed, server_name)?;
-        return Ok(ServerCertVerified::assertion());
-    }
-    if ca_as_server || unknown {
-        return Err(words::self_signed());
-    }
-    Err(err)
+/// Trust anchors: the quick ones, and only if none of them anchors the chain, all, reading the
+/// system bundle then (once per run).
+#[derive(Debug)]
+struct Roots {
+    /// Built-in roots and `--cacert`'s.
+    quick: Arc<WebPkiServerVerifier>,
+    /// Those and the system bundle's, made on first need; `None` without a bundle.
+    all: OnceLock<Option<Arc<WebPkiServerVerifier>>>,
+    cacert: Vec<Certificate>,
 }
 
 impl ServerCertVerifier for Verifier {
@@ -357,7 +307,7 @@ impl ServerCertVerifier for Verifier {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, TlsError> {
-        let Trust::Roots { quick, all, cacert } = &self.trust else {
+        let Some(Roots { quick, all, cacert }) = &self.roots else {
             return Ok(ServerCertVerified::assertion());
         };
         let verify = |verifier: &WebPkiServerVerifier| {
@@ -367,11 +317,31 @@ impl ServerCertVerifier for Verifier {
         let verdict = match verify(quick) {
             Err(err) if err == unknown => {
                 let all = all.get_or_init(|| verifier(all_roots(cacert)?, &self.provider).ok());
-                all.as_deref().map_or(Err(unknown), verify)
+                all.as_deref().map_or(Err(err), verify)
             }
             verdict => verdict,
         };
-        verdict.or_else(|err| self_signed(err, end_entity, intermediates, server_name, cacert))
+        let Err(err) = verdict else { return verdict };
+        // A refused certificate that signed itself: `--cacert` holding it exactly makes it
+        // trusted, CA or not, as curl does (webpki refuses a CA certificate as a server's; its
+        // validity was checked before that, its name is checked here); any other is named a
+        // self-signed certificate rather than an unknown authority.
+        let self_issued = webpki::EndEntityCert::try_from(end_entity)
+            .is_ok_and(|cert| cert.issuer() == cert.subject());
+        if !intermediates.is_empty() || !self_issued {
+            return Err(err);
+        }
+        let ca_as_server = matches!(&err, TlsError::InvalidCertificate(CertificateError::Other(other))
+            if other.0.downcast_ref() == Some(&webpki::Error::CaUsedAsEndEntity));
+        if ca_as_server && cacert.iter().any(|c| c.as_ref() == end_entity.as_ref()) {
+            let parsed = ParsedCertificate::try_from(end_entity)?;
+            rustls::client::verify_server_name(&parsed, server_name)?;
+            return Ok(ServerCertVerified::assertion());
+        }
+        match ca_as_server || err == unknown {
+            true => Err(words::self_signed()),
+            false => Err(err),
+        }
     }
 
     fn verify_tls12_signature(
@@ -395,9 +365,8 @@ impl ServerCertVerifier for Verifier {
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider
-            .signature_verification_algorithms
-            .supported_schemes()
+        let algorithms = &self.provider.signature_verification_algorithms;
+        algorithms.supported_schemes()
     }
 }
 
@@ -409,22 +378,24 @@ mod tests {
     fn cacert_faults_are_one_line_usage_errors() {
         let dir = std::env::temp_dir().join(format!("readygate-cacert-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let missing = read_cacert(&dir.join("missing.pem")).unwrap_err();
-        assert!(missing.starts_with("--cacert \""), "{missing}");
-        assert!(missing.contains("no such file"), "{missing}");
-        let empty = dir.join("empty.pem");
-        std::fs::write(&empty, "just text\n").unwrap();
-        let err = read_cacert(&empty).unwrap_err();
-        assert!(err.contains("no PEM certificate"), "{err}");
-        let broken = dir.join("broken.pem");
-        std::fs::write(
-            &broken,
-            "-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n",
-        )
-        .unwrap();
-        let err = read_cacert(&broken).unwrap_err();
-        assert!(err.contains("not a PEM bundle"), "{err}");
-        assert!(!err.contains('\n'), "{err}");
+        let broken = "-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n";
+        let big = "x".repeat(MAX_PEM as usize + 1);
+        for (name, text, fault) in [
+            ("missing.pem", None, "no such file"),
+            ("empty.pem", Some("just text\n"), "no PEM certificate"),
+            ("broken.pem", Some(broken), "not a PEM bundle"),
+            ("big.pem", Some(&big), "larger than 4 MiB"),
+        ] {
+            if let Some(text) = text {
+                std::fs::write(dir.join(name), text).unwrap();
+            }
+            let err = read_cacert(&dir.join(name)).unwrap_err();
+            assert!(
+                err.starts_with("--cacert \"") && err.contains(fault),
+                "{err}"
+            );
+            assert!(!err.contains('\n'), "{err}");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

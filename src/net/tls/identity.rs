@@ -5,9 +5,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::pki_types::PrivateKeyDer;
 use rustls::sign::CertifiedKey;
 
+use super::{fault, read_certificates, read_pem};
 use crate::redact::quoted;
 
 /// A client certificate chain and its private key, known to match.
@@ -24,48 +25,31 @@ impl std::fmt::Debug for Identity {
 /// Reads `--cert` and `--key`; a file that holds both may be given as `--cert` alone, as curl
 /// allows. Every fault is a one-line usage error naming the option and file.
 pub fn read(cert: Option<&Path>, key: Option<&Path>) -> Result<Option<Identity>, String> {
-    let shown = |path: &Path| quoted(&path.display().to_string());
-    let (cert_path, key_path) = match (cert, key) {
+    let cert = match (cert, key) {
         (None, None) => return Ok(None),
         (None, Some(_)) => return Err("--key needs --cert".into()),
-        (Some(cert), key) => (cert, key),
+        (Some(cert), _) => cert,
     };
-    let read = |option: &str, path: &Path| {
-        super::pem::read(path).map_err(|e| {
-            format!(
-                "{option} {}: {}",
-                shown(path),
-                crate::error::describe_io(&e)
-            )
-        })
-    };
-    let cert_text = read("--cert", cert_path)?;
-    let chain = CertificateDer::pem_slice_iter(&cert_text)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("--cert {}: not a PEM file ({e})", shown(cert_path)))?;
-    if chain.is_empty() {
-        return Err(format!(
-            "--cert {}: no PEM certificate in it",
-            shown(cert_path)
-        ));
-    }
-    let private_key = match key_path {
-        Some(path) => {
-            let text = read("--key", path)?;
-            PrivateKeyDer::from_pem_slice(&text)
-                .map_err(|_| format!("--key {}: no PEM private key in it", shown(path)))?
-        }
+    let (cert_text, chain) = read_certificates(cert, "--cert")?;
+    let private_key = match key {
+        Some(key) => PrivateKeyDer::from_pem_slice(&read_pem(key, "--key")?)
+            .map_err(|_| fault("--key", key, "no PEM private key in it"))?,
         None => PrivateKeyDer::from_pem_slice(&cert_text)
             .map_err(|_| "--cert needs --key (or a file holding both)".to_string())?,
     };
-    let key_shown = shown(key_path.unwrap_or(cert_path));
+    let key = key.unwrap_or(cert);
     let provider = rustls::crypto::ring::default_provider();
     let certified = CertifiedKey::from_der(chain, private_key, &provider).map_err(|e| match e {
         rustls::Error::InconsistentKeys(_) => format!(
-            "--key {key_shown} does not match the certificate of --cert {}",
-            shown(cert_path)
+            "--key {} does not match the certificate of --cert {}",
+            shown(key),
+            shown(cert)
         ),
-        other => format!("--key {key_shown}: unusable key ({other})"),
+        other => fault("--key", key, format!("unusable key ({other})")),
     })?;
     Ok(Some(Identity(Arc::new(certified))))
+}
+
+fn shown(path: &Path) -> String {
+    quoted(&path.display().to_string())
 }

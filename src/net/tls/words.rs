@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use rustls::pki_types::{ServerName, UnixTime};
+use rustls::pki_types::UnixTime;
 use rustls::{CertificateError, OtherError};
 
 /// The server's certificate signed itself and no trusted root is it: said so, rather than
@@ -24,6 +24,22 @@ pub fn self_signed() -> rustls::Error {
     rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(Arc::new(SelfSigned))))
 }
 
+/// A handshake failure in words; `trust` says how to trust a certificate of an unknown
+/// authority.
+pub fn handshake(err: &std::io::Error, trust: &str) -> String {
+    let Some(tls) = err
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<rustls::Error>())
+    else {
+        return crate::error::describe_io(err);
+    };
+    match tls {
+        rustls::Error::InvalidCertificate(problem) => certificate(problem, trust),
+        rustls::Error::AlertReceived(alert) => format!("the server sent alert {alert:?}"),
+        other => other.to_string(),
+    }
+}
+
 /// `problem` in words; `trust` says how to trust a certificate of an unknown authority.
 pub fn certificate(problem: &CertificateError, trust: &str) -> String {
     match problem {
@@ -41,7 +57,7 @@ pub fn certificate(problem: &CertificateError, trust: &str) -> String {
         } => format!(
             "certificate not valid for {} (it is for {}: ask for one of those names, or set \
              --tls-server-name)",
-            server_name_text(expected),
+            expected.to_str(),
             presented.join(", ")
         ),
         CertificateError::Expired => "certificate expired (renew the server's certificate)".into(),
@@ -87,14 +103,6 @@ pub fn certificate(problem: &CertificateError, trust: &str) -> String {
     }
 }
 
-fn server_name_text(name: &ServerName<'_>) -> String {
-    match name {
-        ServerName::DnsName(name) => name.as_ref().to_string(),
-        ServerName::IpAddress(ip) => std::net::IpAddr::from(*ip).to_string(),
-        other => format!("{other:?}"),
-    }
-}
-
 /// `2026-01-31T12:00:00Z`.
 fn date(time: UnixTime) -> String {
     let time = SystemTime::UNIX_EPOCH + Duration::from_secs(time.as_secs());
@@ -123,7 +131,7 @@ mod tests {
             ),
             (
                 CertificateError::NotValidForNameContext {
-                    expected: ServerName::try_from("db.local").unwrap(),
+                    expected: rustls::pki_types::ServerName::try_from("db.local").unwrap(),
                     presented: vec!["DnsName(\"localhost\")".into()],
                 },
                 "not valid for db.local (it is for",
