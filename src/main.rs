@@ -45,19 +45,16 @@ fn readygate() -> u8 {
     if let Some(status) = compat::dispatch() {
         return status;
     }
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(err) => return usage_error(err).report(),
+    let exit = match Cli::try_parse() {
+        Err(err) => usage_error(err),
+        Ok(cli) => match engine::runtime() {
+            Ok(runtime) => runtime.block_on(run(cli)),
+            // The environment lacks what a runtime needs (descriptors, threads): not a usage
+            // error.
+            Err(err) => Exit::Failed(format!("cannot start: {}", error::describe_io(&err))),
+        },
     };
-    let runtime = match engine::runtime() {
-        Ok(runtime) => runtime,
-        // The environment lacks what a runtime needs (descriptors, threads): not a usage error.
-        Err(err) => {
-            return Exit::Failed(format!("cannot start: {}", crate::error::describe_io(&err)))
-                .report()
-        }
-    };
-    runtime.block_on(run(cli)).report()
+    exit.report()
 }
 
 /// Dispatches the parsed command.
@@ -114,17 +111,16 @@ fn usage_error(err: clap::Error) -> Exit {
                 .map(str::trim)
                 .collect();
             let fault = fault.join(" ");
-            let fault = fault.strip_prefix("error: ").unwrap_or(&fault);
+            let mut line = fault.strip_prefix("error: ").unwrap_or(&fault).to_string();
             // A suggestion for a typo ("tip: a similar subcommand exists: 'wait'") joins it.
             let tips: Vec<&str> = text
                 .lines()
                 .filter_map(|line| line.trim().strip_prefix("tip: "))
                 .filter(|tip| tip.starts_with("a similar") || tip.starts_with("some similar"))
                 .collect();
-            let line = match tips.is_empty() {
-                true => fault.to_string(),
-                false => format!("{fault} ({})", tips.join("; ")),
-            };
+            if !tips.is_empty() {
+                line = format!("{line} ({})", tips.join("; "));
+            }
             Exit::Usage(redact::one_line(&line))
         }
     }

@@ -2,7 +2,7 @@
 //! environment before any I/O. Defaults and cross-option rules live here.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::check::{HttpMethod, Options, Redirects};
@@ -75,41 +75,6 @@ pub struct Plan {
     pub from_command_line: bool,
 }
 
-/// Why a command line cannot be run; a target that did not parse may be a command that lacks
-/// its `--`.
-#[derive(Debug)]
-pub struct Fault {
-    /// The one-line message.
-    message: String,
-    /// The target at fault was not the first one given on the command line.
-    later_target: bool,
-}
-
-impl From<String> for Fault {
-    fn from(message: String) -> Fault {
-        Fault {
-            message,
-            later_target: false,
-        }
-    }
-}
-
-impl From<&str> for Fault {
-    fn from(message: &str) -> Fault {
-        Fault::from(message.to_string())
-    }
-}
-
-impl Fault {
-    /// The message, with the forgotten-`--` hint when `may_forget` and a later target failed.
-    fn hinted(self, may_forget: bool) -> String {
-        match may_forget && self.later_target {
-            true => format!("{} ({FORGOT_DASHES})", self.message),
-            false => self.message,
-        }
-    }
-}
-
 /// The hint for a target that looks like the command.
 pub const FORGOT_DASHES: &str = "did you forget \"--\" before the command?";
 
@@ -129,9 +94,8 @@ impl Plan {
                 _ => return Err("--on-exit needs an http:// or https:// URL".into()),
             },
         };
-        let forgot_dashes = args.command.is_empty();
-        let mut plan = Plan::common(Mode::Wait, args.common, Some(&args.pacing), log)
-            .map_err(|fault| fault.hinted(forgot_dashes))?;
+        let may_forget = args.command.is_empty();
+        let mut plan = Plan::common(Mode::Wait, args.common, Some(&args.pacing), log, may_forget)?;
         plan.command = args.command;
         plan.on_exit = on_exit;
         Ok(plan)
@@ -152,7 +116,7 @@ impl Plan {
                  periodSeconds and successThreshold pace probes)"
             ));
         }
-        Plan::common(Mode::Probe, args.common, None, log).map_err(|fault| fault.hinted(false))
+        Plan::common(Mode::Probe, args.common, None, log, false)
     }
 
     /// Whether the user may have meant target `index` (counted from 0) as the command: `wait`
@@ -169,37 +133,41 @@ impl Plan {
             }
     }
 
+    /// What `wait` and `probe` share; `may_forget`: COMMAND may be among the targets.
     fn common(
         mode: Mode,
         args: CommonArgs,
         pacing: Option<&PacingArgs>,
         log: &LogArgs,
-    ) -> Result<Plan, Fault> {
+        may_forget: bool,
+    ) -> Result<Plan, String> {
         let from_command_line = !args.targets.is_empty();
-        let targets = targets(&args.targets)?;
+        let targets = targets(&args.targets, may_forget)?;
         let policy = policy(mode, &args, pacing)?;
-        let explicit =
-            pacing.and_then(|pacing| explicit_schedule(pacing.interval, pacing.max_interval));
+        let explicit = pacing.and_then(explicit_schedule);
         let through_socket = args.unix_socket.is_some();
         let schedules = targets
             .iter()
             .map(|target| schedule(target.is_local(through_socket), explicit))
             .collect();
-        let level = match (log.quiet, log.verbose, mode) {
-            (true, _, _) => tracing::Level::ERROR,
-            (_, true, _) => tracing::Level::DEBUG,
-            (_, _, Mode::Probe) => tracing::Level::WARN,
-            (_, _, Mode::Wait) => tracing::Level::INFO,
-        };
         let matcher = match (args.contains, args.matches) {
             (Some(text), _) => Some(crate::matcher::Matcher::Contains(text)),
             (None, matcher) => matcher,
         };
-        let disabled = disabled()?;
-        // Disabled, nothing is checked: no cluster to find (the same manifest runs anywhere).
-        let k8s = match disabled {
-            true => None,
-            false => k8s_cluster(&targets, args.k8s_serviceaccount_dir.as_deref())?,
+        let disabled = match env("READYGATE_DISABLED")? {
+            Some(value) => cli::boolean("READYGATE_DISABLED", &value)?,
+            None => false,
+        };
+        // The pod's API server and credentials, found once when a `k8s://` target needs them:
+        // outside a pod that is a usage error. Disabled, nothing is checked: no cluster to find
+        // (the same manifest runs anywhere).
+        let k8s = !disabled && targets.iter().any(|t| matches!(t.kind, Kind::K8s(_)));
+        let k8s = k8s
+            .then(|| crate::check::k8s::Cluster::find(args.k8s_serviceaccount_dir.as_deref()))
+            .transpose()?;
+        let usual = match mode {
+            Mode::Wait => tracing::Level::INFO,
+            Mode::Probe => tracing::Level::WARN,
         };
         Ok(Plan {
             mode,
@@ -216,7 +184,14 @@ impl Plan {
                 },
                 unix_socket: args.unix_socket,
                 insecure: args.insecure,
-                cacert: cacert(args.cacert.as_deref())?,
+                // Read and checked once here: a missing or broken file is a usage error before
+                // any I/O rather than a failure of every attempt.
+                cacert: args
+                    .cacert
+                    .as_deref()
+                    .map(crate::net::tls::read_cacert)
+                    .transpose()?
+                    .unwrap_or_default(),
                 client_cert: crate::net::tls::read_identity(
                     args.cert.as_deref(),
                     args.key.as_deref(),
@@ -233,27 +208,19 @@ impl Plan {
             termination_log: args.termination_log,
             command: Vec::new(),
             on_exit: None,
-            log: LogSettings {
-                level,
-                format: log_format(log.log_format),
-            },
+            log: log_settings(log, usual),
             from_command_line,
             disabled,
         })
     }
 }
 
-/// The targets from the command line, else from `READYGATE_TARGETS` (comma-separated).
-fn targets(given: &[String]) -> Result<Vec<Target>, Fault> {
+/// The targets from the command line, else from `READYGATE_TARGETS` (comma-separated). With
+/// `may_forget`, a later target on the command line that does not parse may be the command.
+fn targets(given: &[String], may_forget: bool) -> Result<Vec<Target>, String> {
     let from_env;
     let texts: Vec<&str> = if given.is_empty() {
-        from_env = match std::env::var("READYGATE_TARGETS") {
-            Ok(value) => value,
-            Err(std::env::VarError::NotPresent) => String::new(),
-            Err(std::env::VarError::NotUnicode(_)) => {
-                return Err("READYGATE_TARGETS is not valid UTF-8".into())
-            }
-        };
+        from_env = env("READYGATE_TARGETS")?.unwrap_or_default();
         from_env
             .split(',')
             .map(str::trim)
@@ -265,36 +232,20 @@ fn targets(given: &[String]) -> Result<Vec<Target>, Fault> {
     if texts.is_empty() {
         return Err("no target given: pass TARGET... or set READYGATE_TARGETS".into());
     }
-    let from_command_line = !given.is_empty();
+    let hint = may_forget && !given.is_empty();
     texts
         .into_iter()
         .enumerate()
         .map(|(index, text)| {
-            Target::parse(text).map_err(|message| Fault {
-                message,
-                later_target: from_command_line && index > 0,
+            Target::parse(text).map_err(|message| match hint && index > 0 {
+                true => format!("{message} ({FORGOT_DASHES})"),
+                false => message,
             })
         })
         .collect()
 }
 
 fn policy(mode: Mode, args: &CommonArgs, pacing: Option<&PacingArgs>) -> Result<Policy, String> {
-    let (interval, max_interval, success_threshold) = match pacing {
-        Some(pacing) => (
-            pacing.interval,
-            pacing.max_interval,
-            pacing.success_threshold,
-        ),
-        None => (None, None, 1),
-    };
-    let default_timeout = match mode {
-        Mode::Wait => WAIT_TIMEOUT,
-        Mode::Probe => PROBE_TIMEOUT,
-    };
-    let deadline = match args.timeout.unwrap_or(default_timeout) {
-        Duration::ZERO => None,
-        timeout => Some(timeout),
-    };
     if let (Some(timeout), Some(attempt)) = (args.timeout, args.attempt_timeout) {
         if !timeout.is_zero() && attempt > timeout {
             return Err(format!(
@@ -308,7 +259,7 @@ fn policy(mode: Mode, args: &CommonArgs, pacing: Option<&PacingArgs>) -> Result<
     if attempt_timeout.is_zero() {
         return Err("--attempt-timeout must be above 0".into());
     }
-    if let (Some(interval), Some(max)) = (interval, max_interval) {
+    if let Some((interval, max)) = pacing.and_then(|p| p.interval.zip(p.max_interval)) {
         if interval > max {
             return Err(format!(
                 "--interval {} is above --max-interval {}",
@@ -317,10 +268,14 @@ fn policy(mode: Mode, args: &CommonArgs, pacing: Option<&PacingArgs>) -> Result<
             ));
         }
     }
+    let timeout = args.timeout.unwrap_or(match mode {
+        Mode::Wait => WAIT_TIMEOUT,
+        Mode::Probe => PROBE_TIMEOUT,
+    });
     Ok(Policy {
-        deadline,
+        deadline: Some(timeout).filter(|timeout| !timeout.is_zero()),
         attempt_timeout,
-        success_threshold,
+        success_threshold: pacing.map_or(1, |pacing| pacing.success_threshold),
         any: args.any,
         invert: args.invert,
         max_attempts: (mode == Mode::Probe).then_some(1),
@@ -329,15 +284,15 @@ fn policy(mode: Mode, args: &CommonArgs, pacing: Option<&PacingArgs>) -> Result<
 
 /// `--interval`/`--max-interval` as given (flag or environment): one schedule for every target,
 /// doubling as the local one does; `None` when neither is given.
-pub fn explicit_schedule(interval: Option<Duration>, max: Option<Duration>) -> Option<Schedule> {
-    if interval.is_none() && max.is_none() {
+fn explicit_schedule(pacing: &PacingArgs) -> Option<Schedule> {
+    if pacing.interval.is_none() && pacing.max_interval.is_none() {
         return None;
     }
-    let first = interval.unwrap_or(LOCAL.first);
+    let first = pacing.interval.unwrap_or(LOCAL.first);
     Some(Schedule {
         label: "--interval/--max-interval",
         first,
-        max: max.unwrap_or(LOCAL.max.max(first)),
+        max: pacing.max_interval.unwrap_or(LOCAL.max.max(first)),
         growth: (2, 1),
     })
 }
@@ -351,57 +306,31 @@ pub fn schedule(local: bool, explicit: Option<Schedule>) -> Schedule {
     }
 }
 
-/// `--cacert FILE`, read and checked here, once, so a missing or broken bundle is a usage
-/// error before any I/O rather than a failure of every attempt.
-fn cacert(path: Option<&Path>) -> Result<Vec<crate::net::tls::Certificate>, String> {
-    Ok(path
-        .map(crate::net::tls::read_cacert)
-        .transpose()?
-        .unwrap_or_default())
-}
-
-/// The pod's API server and credentials, found once here when a `k8s://` target needs them:
-/// outside a pod that is a usage error before any I/O.
-fn k8s_cluster(
-    targets: &[Target],
-    dir: Option<&Path>,
-) -> Result<Option<crate::check::k8s::Cluster>, String> {
-    let needed = targets.iter().any(|t| matches!(t.kind, Kind::K8s(_)));
-    needed
-        .then(|| crate::check::k8s::Cluster::find(dir))
-        .transpose()
-}
-
-/// `READYGATE_DISABLED`, in the one boolean syntax of every variable.
-fn disabled() -> Result<bool, String> {
-    match std::env::var("READYGATE_DISABLED") {
-        Err(std::env::VarError::NotPresent) => Ok(false),
-        Err(std::env::VarError::NotUnicode(_)) => {
-            Err("READYGATE_DISABLED is not valid UTF-8".into())
-        }
-        Ok(value) => crate::cli::boolean("READYGATE_DISABLED", &value),
+/// The environment variable `name`, if set; one that is not UTF-8 is a usage error.
+fn env(name: &str) -> Result<Option<String>, String> {
+    match std::env::var(name) {
+        Ok(value) => Ok(Some(value)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(format!("{name} is not valid UTF-8")),
     }
 }
 
-/// The form of log lines the user chose.
-fn log_format(format: cli::LogFormat) -> LogFormat {
-    match format {
+/// Logging as the user chose: `-q` failures only, `-v` every attempt, else at `usual`.
+fn log_settings(log: &LogArgs, usual: tracing::Level) -> LogSettings {
+    let level = match (log.quiet, log.verbose) {
+        (true, _) => tracing::Level::ERROR,
+        (_, true) => tracing::Level::DEBUG,
+        _ => usual,
+    };
+    let format = match log.log_format {
         cli::LogFormat::Text => LogFormat::Text,
         cli::LogFormat::Json => LogFormat::Json,
-    }
+    };
+    LogSettings { level, format }
 }
 
 /// The side of the sidecar handshake to run, from `sidecar native|legacy`, and its logging.
 pub fn sidecar(command: cli::SidecarCommand, log: &LogArgs) -> (Side, LogSettings) {
-    let level = match (log.quiet, log.verbose) {
-        (true, _) => tracing::Level::ERROR,
-        (_, true) => tracing::Level::DEBUG,
-        _ => tracing::Level::INFO,
-    };
-    let log = LogSettings {
-        level,
-        format: log_format(log.log_format),
-    };
     let side = match command {
         cli::SidecarCommand::Native(args) => Side::Native(Native {
             state: args.state,
@@ -417,5 +346,5 @@ pub fn sidecar(command: cli::SidecarCommand, log: &LogArgs) -> (Side, LogSetting
             command: args.command,
         }),
     };
-    (side, log)
+    (side, log_settings(log, tracing::Level::INFO))
 }

@@ -32,7 +32,7 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
         tracing::info!("READYGATE_DISABLED is set: not waiting");
         return ready(plan, signals).await;
     }
-    let names = report::names(&plan.targets);
+    let names: Vec<String> = plan.targets.iter().map(ToString::to_string).collect();
     report::warn_of_commands(plan);
     if plan.mode == Mode::Wait {
         let deadline = match plan.policy.deadline {

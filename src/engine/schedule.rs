@@ -59,7 +59,9 @@ impl Backoff {
 
     /// The next delay: uniform in `[base/2, base]`, after which `base` grows up to the cap.
     pub fn next_delay(&mut self) -> Duration {
-        let delay = jittered(self.base, &mut self.rng);
+        let half = self.base / 2;
+        let spread = (self.base - half).as_nanos().min(u64::MAX.into()) as u64;
+        let delay = half + Duration::from_nanos(self.rng.u64(0..=spread));
         let (num, den) = self.schedule.growth;
         let grown = self.base.saturating_mul(num.max(1)) / den.max(1);
         self.base = grown.max(self.base).min(self.schedule.max);
@@ -77,18 +79,19 @@ impl Backoff {
     }
 }
 
-/// A delay uniform in `[base/2, base]`.
-fn jittered(base: Duration, rng: &mut fastrand::Rng) -> Duration {
-    let half = base / 2;
-    let spread = (base - half).as_nanos().min(u64::MAX.into()) as u64;
-    half + Duration::from_nanos(rng.u64(0..=spread))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const MS: Duration = Duration::from_millis(1);
+
+    /// The plan's remote schedule: 30% more per miss.
+    const GENTLE: Schedule = Schedule {
+        label: "test",
+        first: Duration::from_millis(100),
+        max: Duration::from_millis(5000),
+        growth: (13, 10),
+    };
 
     fn doubling(first: Duration, max: Duration) -> Schedule {
         Schedule {
@@ -101,12 +104,6 @@ mod tests {
 
     #[test]
     fn grows_by_its_factor_within_jitter_bounds_up_to_the_cap() {
-        let gentle = Schedule {
-            label: "test",
-            first: 100 * MS,
-            max: 5000 * MS,
-            growth: (13, 10),
-        };
         // Bases in microseconds.
         for (schedule, bases) in [
             (
@@ -114,7 +111,7 @@ mod tests {
                 &[10_000, 20_000, 40_000, 80_000, 100_000, 100_000, 100_000][..],
             ),
             (
-                gentle,
+                GENTLE,
                 &[
                     100_000, 130_000, 169_000, 219_700, 285_610, 371_293, 482_680,
                 ][..],
@@ -132,7 +129,7 @@ mod tests {
                 }
             }
         }
-        let mut backoff = Backoff::new(gentle, 1);
+        let mut backoff = Backoff::new(GENTLE, 1);
         let late: Vec<_> = (0..40).map(|_| backoff.next_delay()).skip(20).collect();
         assert!(
             late.iter().all(|d| *d >= 2500 * MS && *d <= 5000 * MS),
@@ -153,15 +150,9 @@ mod tests {
     #[test]
     fn pods_started_together_drift_apart() {
         // Fifty pods of one rollout, each with its own seed: when their tenth attempt comes.
-        let gentle = Schedule {
-            label: "test",
-            first: 100 * MS,
-            max: 5000 * MS,
-            growth: (13, 10),
-        };
         let mut tenth: Vec<Duration> = (0..50)
             .map(|seed| {
-                let mut backoff = Backoff::new(gentle, seed);
+                let mut backoff = Backoff::new(GENTLE, seed);
                 (0..10).map(|_| backoff.next_delay()).sum()
             })
             .collect();
