@@ -3,7 +3,7 @@
 
 mod wire;
 
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, TE, USER_AGENT};
 use hyper::{Method, Request, Response, StatusCode};
@@ -14,11 +14,8 @@ use crate::engine::waiting_for;
 use crate::error::describe_error;
 use crate::error::Failure;
 use crate::header::Header;
-use crate::net::tls::{self, Alpn};
-use crate::net::transport;
+use crate::net::tls::Alpn;
 use crate::target::GrpcTarget;
-
-use wire::ServingStatus;
 
 /// The health-check method's path.
 const CHECK_PATH: &str = "/grpc.health.v1.Health/Check";
@@ -49,14 +46,7 @@ const CODES: [&str; 17] = [
 
 /// One attempt: ask the health service about the target's service over a fresh connection.
 pub async fn check(target: &GrpcTarget, context: &Context) -> Result<(), Failure> {
-    let unix_socket = context.options.unix_socket.as_deref();
-    let stream = transport::open(&target.endpoint, unix_socket).await?;
-    let stream = if target.tls {
-        waiting_for("TLS handshake not complete");
-        tls::connect(stream, &target.endpoint.host, Alpn::H2, context.tls()?).await?
-    } else {
-        stream
-    };
+    let stream = super::http::connect(&target.endpoint, target.tls, Alpn::H2, context).await?;
     waiting_for("no response");
     let (mut sender, connection) =
         hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
@@ -121,26 +111,18 @@ fn is_metadata(name: &HeaderName) -> bool {
 /// Reads the answer: the serving status when the call succeeded, else why it did not.
 async fn judge(response: Response<Incoming>) -> Result<(), Failure> {
     let status = response.status();
-    let (head, mut body) = response.into_parts();
+    let (head, body) = response.into_parts();
     if status != StatusCode::OK {
         return Err(Failure::Protocol(format!(
             "HTTP status {} (not a gRPC server?)",
             status.as_u16()
         )));
     }
-    let mut message = Vec::new();
-    let mut trailers = None;
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| transport_error(&e))?;
-        match frame.into_data() {
-            Ok(data) => {
-                if message.len() + data.len() > wire::MAX_RESPONSE {
-                    return Err("health response too large".into());
-                }
-                message.extend_from_slice(&data);
-            }
-            Err(frame) => trailers = frame.into_trailers().ok().or(trailers),
-        }
+    let (message, trailers) = super::http::read_frames(body, wire::MAX_RESPONSE + 1)
+        .await
+        .map_err(|e| transport_error(&e))?;
+    if message.len() > wire::MAX_RESPONSE {
+        return Err("health response too large".into());
     }
     // A call that fails at once puts its status in the headers ("Trailers-Only").
     let ending = trailers.as_ref().unwrap_or(&head.headers);
@@ -155,8 +137,8 @@ async fn judge(response: Response<Incoming>) -> Result<(), Failure> {
             _ => "no grpc-status in the answer".into(),
         }),
         Some(0) => match wire::decode_response(&message)? {
-            ServingStatus::Serving => Ok(()),
-            other => Err(Failure::Protocol(other.name())),
+            wire::SERVING => Ok(()),
+            status => Err(Failure::Protocol(wire::status_name(status))),
         },
         Some(code) => Err(failed_call(code, ending)),
     }
@@ -179,22 +161,16 @@ fn failed_call(code: u32, headers: &HeaderMap) -> Failure {
     let name = CODES.get(code as usize).copied().unwrap_or("UNKNOWN_CODE");
     let message = headers
         .get("grpc-message")
-        .map(|m| percent_decode(m.as_bytes()))
+        .map(|m| String::from_utf8_lossy(&crate::percent::decode(m.as_bytes())).into_owned())
         .filter(|m| !m.is_empty());
-    let status = match message {
-        Some(message) => format!("grpc-status {code} {name}: {message}"),
-        None => format!("grpc-status {code} {name}"),
-    };
-    if code == 5 {
-        Failure::Protocol(format!("SERVICE_UNKNOWN ({status})"))
-    } else {
-        Failure::Protocol(status)
+    let mut status = format!("grpc-status {code} {name}");
+    if let Some(message) = message {
+        status = format!("{status}: {message}");
     }
-}
-
-/// `grpc-message` is percent-encoded UTF-8.
-fn percent_decode(text: &[u8]) -> String {
-    String::from_utf8_lossy(&crate::percent::decode(text)).into_owned()
+    Failure::Protocol(match code {
+        5 => format!("SERVICE_UNKNOWN ({status})"),
+        _ => status,
+    })
 }
 
 /// A failure below the gRPC call (connection, HTTP/2), named as such.
@@ -205,6 +181,7 @@ fn transport_error(err: &hyper::Error) -> Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::target::{Kind, Target};
 
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
         let mut map = HeaderMap::new();
@@ -216,37 +193,26 @@ mod tests {
 
     #[test]
     fn failed_calls_are_named() {
-        assert_eq!(
-            failed_call(
+        let unknown = "SERVICE_UNKNOWN (grpc-status 5 NOT_FOUND: unknown service)";
+        for (code, message, named) in [
+            (
                 12,
-                &headers(&[("grpc-message", "unknown service grpc.health.v1.Health")])
+                Some("no grpc.Health"),
+                "grpc-status 12 UNIMPLEMENTED: no grpc.Health",
             ),
-            Failure::from("grpc-status 12 UNIMPLEMENTED: unknown service grpc.health.v1.Health")
-        );
-        assert_eq!(
-            failed_call(5, &headers(&[("grpc-message", "unknown%20service")])),
-            Failure::from("SERVICE_UNKNOWN (grpc-status 5 NOT_FOUND: unknown service)")
-        );
-        assert_eq!(
-            failed_call(14, &HeaderMap::new()),
-            Failure::from("grpc-status 14 UNAVAILABLE")
-        );
-        assert_eq!(
-            failed_call(99, &HeaderMap::new()),
-            Failure::from("grpc-status 99 UNKNOWN_CODE")
-        );
+            (5, Some("unknown%20service"), unknown),
+            (14, None, "grpc-status 14 UNAVAILABLE"),
+            (99, None, "grpc-status 99 UNKNOWN_CODE"),
+        ] {
+            let given: Vec<_> = message.map(|m| ("grpc-message", m)).into_iter().collect();
+            assert_eq!(failed_call(code, &headers(&given)), Failure::from(named));
+        }
     }
 
     #[test]
     fn h_headers_become_metadata_except_the_calls_own() {
-        let target = GrpcTarget {
-            tls: false,
-            endpoint: crate::target::Endpoint {
-                host: crate::target::Host::Name("h".into()),
-                port: 1,
-            },
-            authority: "h:1".into(),
-            service: String::new(),
+        let Kind::Grpc(target) = Target::parse("grpc://h:1").unwrap().kind else {
+            panic!()
         };
         let given: Vec<Header> = [
             "Authorization: Bearer t",
@@ -266,12 +232,6 @@ mod tests {
         assert_eq!(headers["content-type"], "application/grpc");
         assert!(headers.get("connection").is_none());
         assert!(headers.get("user-agent").is_none());
-    }
-
-    #[test]
-    fn grpc_message_is_percent_decoded() {
-        assert_eq!(percent_decode(b"a%20b%zz%2"), "a b%zz%2");
-        assert_eq!(percent_decode(b"caf%C3%A9"), "café");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::future::Future;
 
 use http_body_util::{BodyExt, Empty};
 use hyper::body::{Bytes, Incoming};
-use hyper::header::LOCATION;
+use hyper::header::{HeaderMap, LOCATION};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 
@@ -19,9 +19,10 @@ use super::{Context, HttpMethod};
 use crate::engine::waiting_for;
 use crate::error::describe_error;
 use crate::error::Failure;
-use crate::matcher::{Matcher, MAX_BODY};
+use crate::matcher::MAX_BODY;
+use crate::net::tls::Alpn;
 use crate::net::transport::{self, BoxedIo};
-use crate::target::HttpTarget;
+use crate::target::{Endpoint, HttpTarget};
 
 use redirect::Redirect;
 use request::Carry;
@@ -39,70 +40,36 @@ pub async fn check(target: &HttpTarget, context: &Context, lane: &Lane) -> Resul
     let most = options.redirects.most_requests();
     for _ in 0..most {
         let current = redirected.as_ref().unwrap_or(target);
-        let step = exchange(current, context, carry, |response| {
-            answer(current, response, options)
-        })
-        .await?;
-        match step {
-            Step::Redirect { mut next, absolute } => {
-                // Secrets go to the origin the user named only: curl's rule (CVE-2022-27776).
-                carry.secrets = same_origin(target, &next);
-                carry.custom_host &= !absolute;
-                if next.credentials.is_none() && carry.secrets {
-                    next.credentials.clone_from(&target.credentials);
-                }
-                redirected = Some(next);
-            }
-            Step::Ready => return Ok(()),
-            Step::Body(body, matcher) => {
-                waiting_for(crate::engine::NOTHING_YET);
-                // A regex over a hostile megabyte can take seconds: keep it off the timers' thread.
-                let judge = matcher.clone();
-                return if lane.run(move || judge.is_match(&body)).await? {
-                    Ok(())
-                } else {
-                    Err(Failure::Mismatch(matcher.failure("body")))
-                };
-            }
+        let judge = |response| answer(current, response, options, lane);
+        let Redirect::Follow { mut next, absolute } =
+            exchange(current, context, carry, judge).await?
+        else {
+            return Ok(());
+        };
+        // Secrets go to the origin the user named only: curl's rule (CVE-2022-27776).
+        carry.secrets = next.tls == target.tls && next.endpoint == target.endpoint;
+        carry.custom_host &= !absolute;
+        if next.credentials.is_none() && carry.secrets {
+            next.credentials.clone_from(&target.credentials);
         }
+        redirected = Some(next);
     }
     Err(Failure::Protocol(format!("stopped after {most} redirects")))
 }
 
-/// Same scheme, host and port.
-fn same_origin(a: &HttpTarget, b: &HttpTarget) -> bool {
-    a.tls == b.tls && a.endpoint == b.endpoint
-}
-
-/// What one response leads to.
-enum Step<'a> {
-    /// A same-host redirect to follow.
-    Redirect {
-        /// Where to.
-        next: HttpTarget,
-        /// The `Location` was an absolute URL.
-        absolute: bool,
-    },
-    /// An accepted status, and no body to match.
-    Ready,
-    /// An accepted status and the body's first [`MAX_BODY`] bytes, still to be matched.
-    Body(Vec<u8>, &'a Matcher),
-}
-
-/// Judges one response: a redirect to follow, a refused status, or what is left to check.
-async fn answer<'a>(
+/// Judges one response: a redirect to follow, a refused status or body, or (as
+/// [`Redirect::Answer`]) an accepted one.
+async fn answer(
     current: &HttpTarget,
     response: Response<Incoming>,
-    options: &'a super::Options,
-) -> Result<Step<'a>, Failure> {
+    options: &super::Options,
+    lane: &Lane,
+) -> Result<Redirect, Failure> {
     let status = response.status();
-    if let Redirect::Follow { next, absolute } = redirect::next(
-        current,
-        status,
-        response.headers().get(LOCATION),
-        options.redirects,
-    )? {
-        return Ok(Step::Redirect { next, absolute });
+    let location = response.headers().get(LOCATION);
+    let redirect = redirect::next(current, status, location, options.redirects)?;
+    if let Redirect::Follow { .. } = redirect {
+        return Ok(redirect);
     }
     if !options.statuses.contains(status.as_u16()) {
         let now = std::time::SystemTime::now();
@@ -111,16 +78,27 @@ async fn answer<'a>(
         }
         return Err(Failure::Status(status.as_u16()));
     }
-    match &options.matcher {
-        Some(matcher) if options.method == HttpMethod::Get => Ok(Step::Body(
-            read_body(response.into_body(), MAX_BODY).await?,
-            matcher,
-        )),
-        _ => {
-            // As the kubelet: the answer is whole when its body (the first 10 KiB) has come.
-            read_body(response.into_body(), STATUS_BODY).await?;
-            Ok(Step::Ready)
-        }
+    let matcher = options
+        .matcher
+        .as_ref()
+        .filter(|_| options.method == HttpMethod::Get);
+    // Without a body to match, the answer is whole when its first 10 KiB have come (kubelet).
+    let most = if matcher.is_some() {
+        MAX_BODY
+    } else {
+        STATUS_BODY
+    };
+    let body = read_body(response.into_body(), most).await?;
+    let Some(matcher) = matcher else {
+        return Ok(Redirect::Answer);
+    };
+    waiting_for(crate::engine::NOTHING_YET);
+    // A regex over a hostile megabyte can take seconds: keep it off the timers' thread.
+    let judge = matcher.clone();
+    if lane.run(move || judge.is_match(&body)).await? {
+        Ok(Redirect::Answer)
+    } else {
+        Err(Failure::Mismatch(matcher.failure("body")))
     }
 }
 
@@ -151,20 +129,23 @@ where
         HttpMethod::Post => hyper::Method::POST,
     };
     let request = request::build(target, method, &options.headers, carry)?;
-    let stream = transport::open(&target.endpoint, options.unix_socket.as_deref()).await?;
-    let stream = if target.tls {
-        waiting_for("TLS handshake not complete");
-        crate::net::tls::connect(
-            stream,
-            &target.endpoint.host,
-            crate::net::tls::Alpn::Http1,
-            context.tls()?,
-        )
-        .await?
-    } else {
-        stream
-    };
+    let stream = connect(&target.endpoint, target.tls, Alpn::Http1, context).await?;
     roundtrip(stream, request, judge).await
+}
+
+/// A fresh connection to `endpoint` (or `--unix-socket`), in TLS offering `alpn` if `tls`.
+pub async fn connect(
+    endpoint: &Endpoint,
+    tls: bool,
+    alpn: Alpn,
+    context: &Context,
+) -> Result<BoxedIo, Failure> {
+    let stream = transport::open(endpoint, context.options.unix_socket.as_deref()).await?;
+    if !tls {
+        return Ok(stream);
+    }
+    waiting_for("TLS handshake not complete");
+    crate::net::tls::connect(stream, &endpoint.host, alpn, context.tls()?).await
 }
 
 /// Sends `request` as the only one over `stream` and hands the response (body unread) to
@@ -198,35 +179,45 @@ where
         // The exchange first: it queues the request before the connection's first poll looks.
         biased;
         outcome = &mut exchange => outcome,
-        // Ended first, with or without an error: hyper has handed the outcome (a response, a
-        // body's end, or the error) to the request and its body, so the exchange finishes
-        // from what it was given, as it did when a spawned task drove the connection.
+        // Ended first, with or without an error: hyper has handed the outcome to the request
+        // and its body, so the exchange finishes from what it was given.
         _ = connection => exchange.await,
         () = informational.tripped() => Err(Failure::Protocol(informational.reason())),
     }
 }
 
-/// Reads at most `most` bytes of the body; a longer body is cut, never read to its end.
-pub async fn read_body(mut body: Incoming, most: usize) -> Result<Vec<u8>, Failure> {
+/// Reads at most `most` bytes of the body (a longer one is cut, never read to its end), and
+/// the trailers that end it within them.
+pub async fn read_frames(
+    mut body: Incoming,
+    most: usize,
+) -> Result<(Vec<u8>, Option<HeaderMap>), hyper::Error> {
     let mut collected = Vec::new();
+    let mut trailers = None;
     while collected.len() < most {
-        match body.frame().await {
-            Some(Ok(frame)) => {
-                if let Some(data) = frame.data_ref() {
-                    let room = most - collected.len();
-                    collected.extend_from_slice(&data[..data.len().min(room)]);
-                }
+        let Some(frame) = body.frame().await else {
+            break;
+        };
+        match frame?.into_data() {
+            Ok(data) => {
+                let room = most - collected.len();
+                collected.extend_from_slice(&data[..data.len().min(room)]);
             }
-            Some(Err(e)) => {
-                return Err(Failure::Protocol(format!(
-                    "reading body: {}",
-                    describe_error(&e)
-                )))
-            }
-            None => break,
+            Err(frame) => trailers = frame.into_trailers().ok().or(trailers),
         }
     }
-    Ok(collected)
+    Ok((collected, trailers))
+}
+
+/// [`read_frames`]' body, without trailers.
+pub async fn read_body(body: Incoming, most: usize) -> Result<Vec<u8>, Failure> {
+    match read_frames(body, most).await {
+        Ok((body, _)) => Ok(body),
+        Err(e) => Err(Failure::Protocol(format!(
+            "reading body: {}",
+            describe_error(&e)
+        ))),
+    }
 }
 
 /// An `http(s)://` target as the user types it, for the tests of this folder.

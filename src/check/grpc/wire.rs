@@ -9,31 +9,14 @@
 /// The largest answer read; a health response is a handful of bytes.
 pub const MAX_RESPONSE: usize = 64 * 1024;
 
-/// `HealthCheckResponse.ServingStatus`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ServingStatus {
-    /// 0: the server does not know (or the field was absent).
-    Unknown,
-    /// 1: ready.
-    Serving,
-    /// 2: up, but not serving.
-    NotServing,
-    /// 3: the service name is not known (what `Watch` says; `Check` answers `NOT_FOUND`).
-    ServiceUnknown,
-    /// A value this version of the protocol does not define.
-    Other(u64),
-}
+/// `ServingStatus.SERVING`: ready.
+pub const SERVING: u64 = 1;
 
-impl ServingStatus {
-    /// The name the gRPC health protocol gives the value.
-    pub fn name(self) -> String {
-        match self {
-            ServingStatus::Unknown => "UNKNOWN".into(),
-            ServingStatus::Serving => "SERVING".into(),
-            ServingStatus::NotServing => "NOT_SERVING".into(),
-            ServingStatus::ServiceUnknown => "SERVICE_UNKNOWN".into(),
-            ServingStatus::Other(value) => format!("unknown serving status {value}"),
-        }
+/// The name the health protocol gives a `ServingStatus` value (0, or absent, is `UNKNOWN`).
+pub fn status_name(status: u64) -> String {
+    match ["UNKNOWN", "SERVING", "NOT_SERVING", "SERVICE_UNKNOWN"].get(status as usize) {
+        Some(name) => name.to_string(),
+        None => format!("unknown serving status {status}"),
     }
 }
 
@@ -42,68 +25,49 @@ pub fn encode_request(service: &str) -> Vec<u8> {
     let mut message = Vec::new();
     if !service.is_empty() {
         message.push(0x0a); // field 1, wire type 2 (length-delimited)
-        put_varint(&mut message, service.len() as u64);
+        let mut length = service.len();
+        while length >= 0x80 {
+            message.push((length as u8) | 0x80);
+            length >>= 7;
+        }
+        message.push(length as u8);
         message.extend_from_slice(service.as_bytes());
     }
-    let mut frame = Vec::with_capacity(5 + message.len());
-    frame.push(0); // not compressed
+    let mut frame = vec![0]; // not compressed
     frame.extend_from_slice(&(message.len() as u32).to_be_bytes());
     frame.extend_from_slice(&message);
     frame
 }
 
 /// The serving status in a response body (one length-prefixed message).
-pub fn decode_response(body: &[u8]) -> Result<ServingStatus, String> {
-    let Some((&compressed, rest)) = body.split_first() else {
-        return Err("empty response".into());
-    };
+pub fn decode_response(body: &[u8]) -> Result<u64, String> {
+    let (&compressed, rest) = body.split_first().ok_or("empty response")?;
     if compressed != 0 {
         return Err("compressed response (none was asked for)".into());
     }
-    let length: [u8; 4] = rest
-        .get(..4)
-        .and_then(|l| l.try_into().ok())
+    let (length, rest) = rest
+        .split_first_chunk()
         .ok_or("response shorter than its gRPC frame header")?;
-    let length = u32::from_be_bytes(length) as usize;
-    let message = rest
-        .get(4..4 + length)
+    let mut input = rest
+        .get(..u32::from_be_bytes(*length) as usize)
         .ok_or("response shorter than its length prefix")?;
     let mut status = 0;
-    let mut input = message;
     while !input.is_empty() {
         let key = take_varint(&mut input)?;
-        match (key >> 3, key & 7) {
-            (1, 0) => status = take_varint(&mut input)?,
-            (_, 0) => {
-                take_varint(&mut input)?;
+        let skip = match (key >> 3, key & 7) {
+            (1, 0) => {
+                status = take_varint(&mut input)?;
+                0
             }
-            (_, 1) => skip(&mut input, 8)?,
-            (_, 2) => {
-                let length = take_varint(&mut input)?;
-                skip(
-                    &mut input,
-                    usize::try_from(length).map_err(|_| "bad length")?,
-                )?;
-            }
-            (_, 5) => skip(&mut input, 4)?,
+            (_, 0) => take_varint(&mut input).map(|_| 0)?,
+            (_, 1) => 8,
+            (_, 2) => usize::try_from(take_varint(&mut input)?).unwrap_or(usize::MAX),
+            (_, 5) => 4,
             (_, wire) => return Err(format!("undecodable response (wire type {wire})")),
-        }
+        };
+        input = input.get(skip..).ok_or("truncated response")?;
     }
-    Ok(match status {
-        0 => ServingStatus::Unknown,
-        1 => ServingStatus::Serving,
-        2 => ServingStatus::NotServing,
-        3 => ServingStatus::ServiceUnknown,
-        other => ServingStatus::Other(other),
-    })
-}
-
-fn put_varint(out: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        out.push((value as u8) | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
+    Ok(status)
 }
 
 fn take_varint(input: &mut &[u8]) -> Result<u64, String> {
@@ -117,11 +81,6 @@ fn take_varint(input: &mut &[u8]) -> Result<u64, String> {
         }
     }
     Err("undecodable response (varint too long)".into())
-}
-
-fn skip(input: &mut &[u8], count: usize) -> Result<(), String> {
-    *input = input.get(count..).ok_or("truncated response")?;
-    Ok(())
 }
 
 #[cfg(test)]
@@ -143,36 +102,23 @@ mod tests {
 
     #[test]
     fn responses_decode_every_status() {
-        assert_eq!(
-            decode_response(&[0, 0, 0, 0, 2, 0x08, 1]),
-            Ok(ServingStatus::Serving)
-        );
-        assert_eq!(
-            decode_response(&[0, 0, 0, 0, 2, 0x08, 2]),
-            Ok(ServingStatus::NotServing)
-        );
-        assert_eq!(
-            decode_response(&[0, 0, 0, 0, 2, 0x08, 3]),
-            Ok(ServingStatus::ServiceUnknown)
-        );
-        // proto3 leaves out a zero value: an empty message is UNKNOWN.
-        assert_eq!(
-            decode_response(&[0, 0, 0, 0, 0]),
-            Ok(ServingStatus::Unknown)
-        );
-        assert_eq!(
-            decode_response(&[0, 0, 0, 0, 2, 0x08, 9]),
-            Ok(ServingStatus::Other(9))
-        );
-    }
-
-    #[test]
-    fn unknown_fields_are_skipped() {
-        // field 2 (string "x"), field 3 (fixed32), then status SERVING.
-        let message = [0x12, 1, b'x', 0x1d, 1, 2, 3, 4, 0x08, 1];
-        let mut body = vec![0, 0, 0, 0, message.len() as u8];
-        body.extend_from_slice(&message);
-        assert_eq!(decode_response(&body), Ok(ServingStatus::Serving));
+        for (body, status, name) in [
+            (&[0, 0, 0, 0, 2, 0x08, 1][..], 1, "SERVING"),
+            (&[0, 0, 0, 0, 2, 0x08, 2], 2, "NOT_SERVING"),
+            (&[0, 0, 0, 0, 2, 0x08, 3], 3, "SERVICE_UNKNOWN"),
+            // proto3 leaves out a zero value: an empty message is UNKNOWN.
+            (&[0, 0, 0, 0, 0], 0, "UNKNOWN"),
+            (&[0, 0, 0, 0, 2, 0x08, 9], 9, "unknown serving status 9"),
+            // Unknown fields are skipped: field 2 (string "x"), field 3 (fixed32), then status.
+            (
+                &[0, 0, 0, 0, 10, 0x12, 1, b'x', 0x1d, 1, 2, 3, 4, 0x08, 1],
+                1,
+                "SERVING",
+            ),
+        ] {
+            assert_eq!(decode_response(body), Ok(status), "{body:?}");
+            assert_eq!(status_name(status), name);
+        }
     }
 
     #[test]

@@ -33,16 +33,14 @@ impl Redirects {
 /// What a response's status and `Location` lead to.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Redirect {
-    /// Not a redirect to follow: no redirect status, no `Location`, another host or another
-    /// scheme than http(s). The response itself is the answer.
+    /// The response itself is the answer: no redirect, or one elsewhere than policy allows.
     Answer,
-    /// A redirect to follow: to the same host, or with [`Redirects::AnyHost`] to any.
+    /// A redirect to follow.
     Follow {
-        /// The next request's target. It carries only the credentials the `Location` itself
-        /// holds: whether the original ones go along is the caller's choice.
+        /// The next request's target, with only the credentials the `Location` itself holds.
         next: HttpTarget,
-        /// The `Location` was an absolute URL (`http://…` or `//…`), not a path: a custom
-        /// `Host` is dropped then, as Go's client (and so the kubelet) does.
+        /// The `Location` was an absolute URL (`http://…` or `//…`): a custom `Host` is then
+        /// dropped, as Go's client (and so the kubelet) does.
         absolute: bool,
     },
 }
@@ -55,41 +53,34 @@ pub fn next(
     location: Option<&HeaderValue>,
     policy: Redirects,
 ) -> Result<Redirect, String> {
-    let redirects = matches!(
-        status,
-        StatusCode::MOVED_PERMANENTLY
-            | StatusCode::FOUND
-            | StatusCode::SEE_OTHER
-            | StatusCode::TEMPORARY_REDIRECT
-            | StatusCode::PERMANENT_REDIRECT
-    );
-    let Some(location) = location.filter(|_| redirects) else {
-        return Ok(Redirect::Answer);
+    let raw = match location {
+        Some(value) if matches!(status.as_u16(), 301..=303 | 307 | 308) && !value.is_empty() => {
+            value.as_bytes()
+        }
+        // No redirect, or a 3xx without a place to go: the answer, as Go's client takes it.
+        _ => return Ok(Redirect::Answer),
     };
-    let raw = location.as_bytes();
-    if raw.is_empty() {
-        // A 3xx without a place to go: the answer, as Go's client takes it.
-        return Ok(Redirect::Answer);
-    }
     let invalid = || format!("redirect to an invalid location {}", shown(raw));
     // The fragment is never sent; what a URI cannot hold is escaped.
-    let raw = &raw[..raw.iter().position(|&b| b == b'#').unwrap_or(raw.len())];
+    let raw = raw.split(|&b| b == b'#').next().unwrap_or(raw);
     let reference = crate::percent::encode_uri_bytes(raw);
-    let absolute = if let Some(scheme) = scheme_of(&reference) {
-        let scheme = scheme.to_ascii_lowercase();
-        if scheme != "http" && scheme != "https" {
-            return Ok(Redirect::Answer);
+    let absolute = match scheme_of(&reference) {
+        Some(scheme) => {
+            let scheme = scheme.to_ascii_lowercase();
+            if scheme != "http" && scheme != "https" {
+                return Ok(Redirect::Answer);
+            }
+            let rest = &reference[scheme.len() + 1..];
+            if !rest.starts_with("//") {
+                return Err(invalid());
+            }
+            Some(format!("{scheme}:{rest}"))
         }
-        let rest = &reference[scheme.len() + 1..];
-        if !rest.starts_with("//") {
-            return Err(invalid());
+        None if reference.starts_with("//") => {
+            let scheme = if current.tls { "https" } else { "http" };
+            Some(format!("{scheme}:{reference}"))
         }
-        Some(format!("{scheme}:{rest}"))
-    } else if reference.starts_with("//") {
-        let scheme = if current.tls { "https" } else { "http" };
-        Some(format!("{scheme}:{reference}"))
-    } else {
-        None
+        None => None,
     };
     let next = match &absolute {
         Some(url) => match Target::parse(url).map_err(|_| invalid())?.kind {
@@ -116,30 +107,31 @@ pub fn next(
 
 /// A `Location` for a message: userinfo hidden, control characters escaped, cut short.
 fn shown(raw: &[u8]) -> String {
-    const MOST: usize = 120;
     let text = crate::target::redact_userinfo(&String::from_utf8_lossy(raw));
-    match text.char_indices().nth(MOST) {
+    match text.char_indices().nth(120) {
         Some((cut, _)) => format!("{}…", quoted(&text[..cut])),
         None => quoted(&text),
     }
 }
 
 /// The scheme of a URI reference, if it has one (RFC 3986: ALPHA *( ALPHA / DIGIT / "+" /
-/// "-" / "." ) before the first ':', and no '/', '?' before it).
+/// "-" / "." ) before the first ':').
 fn scheme_of(reference: &str) -> Option<&str> {
-    let colon = reference.find(':')?;
-    let scheme = &reference[..colon];
-    let mut bytes = scheme.bytes();
-    let first = bytes.next()?;
-    (first.is_ascii_alphabetic()
-        && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')))
-    .then_some(scheme)
+    let (scheme, _) = reference.split_once(':')?;
+    let valid = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
+    valid.then_some(scheme)
 }
 
 /// A relative reference (no scheme, no authority) resolved against the current path and
-/// query (RFC 3986 5.2.2), dot segments removed.
+/// query (RFC 3986 5.2.2), dot segments removed (5.2.4).
 fn resolve_path(base: &str, reference: &str) -> String {
-    let (base_path, _) = base.split_once('?').unwrap_or((base, ""));
+    if reference.is_empty() {
+        return base.to_string();
+    }
+    let base_path = base.split('?').next().unwrap_or(base);
     let (path, query) = match reference.split_once('?') {
         Some((path, query)) => (path, Some(query)),
         None => (reference, None),
@@ -152,42 +144,26 @@ fn resolve_path(base: &str, reference: &str) -> String {
         let dir = &base_path[..base_path.rfind('/').map_or(0, |i| i + 1)];
         format!("{dir}{path}")
     };
-    let mut resolved = remove_dot_segments(&merged);
-    if !resolved.starts_with('/') {
-        resolved.insert(0, '/');
-    }
-    match query {
-        Some(query) => format!("{resolved}?{query}"),
-        // `?`-less reference with an empty path keeps the base's query (RFC 3986 5.2.2).
-        None if path.is_empty() => base.to_string(),
-        None => resolved,
-    }
-}
-
-/// RFC 3986 5.2.4: `.` and `..` segments folded away.
-fn remove_dot_segments(path: &str) -> String {
     let mut output: Vec<&str> = Vec::new();
-    let segments: Vec<&str> = path.split('/').collect();
-    let last = segments.len() - 1;
-    for (index, segment) in segments.iter().enumerate() {
-        match *segment {
-            "." | ".." => {
-                if *segment == ".." && output.len() > 1 {
-                    output.pop();
-                }
-                // A trailing dot segment leaves a trailing slash.
-                if index == last {
-                    output.push("");
-                }
-            }
-            other => output.push(other),
+    let mut segments = merged.split('/').peekable();
+    while let Some(segment) = segments.next() {
+        if segment != "." && segment != ".." {
+            output.push(segment);
+            continue;
+        }
+        if segment == ".." && output.len() > 1 {
+            output.pop();
+        }
+        // A trailing dot segment leaves a trailing slash.
+        if segments.peek().is_none() {
+            output.push("");
         }
     }
-    let joined = output.join("/");
-    if path.starts_with('/') && !joined.starts_with('/') {
-        format!("/{joined}")
-    } else {
-        joined
+    let resolved = output.join("/");
+    let slash = if resolved.starts_with('/') { "" } else { "/" };
+    match query {
+        Some(query) => format!("{slash}{resolved}?{query}"),
+        None => format!("{slash}{resolved}"),
     }
 }
 
@@ -195,6 +171,12 @@ fn remove_dot_segments(path: &str) -> String {
 mod tests {
     use super::super::test_target as target;
     use super::*;
+
+    fn go(from: &str, status: u16, location: Option<&[u8]>, policy: Redirects) -> Redirect {
+        let value = location.map(|l| HeaderValue::from_bytes(l).unwrap());
+        let status = StatusCode::from_u16(status).unwrap();
+        next(&target(from), status, value.as_ref(), policy).unwrap()
+    }
 
     fn follow(from: &str, location: &[u8]) -> Result<Redirect, String> {
         let value = HeaderValue::from_bytes(location).unwrap();
@@ -206,16 +188,15 @@ mod tests {
         )
     }
 
-    fn path_of(from: &str, location: &str) -> String {
+    fn followed(from: &str, location: &str) -> (HttpTarget, bool) {
         match follow(from, location.as_bytes()) {
-            Ok(Redirect::Follow { next, .. }) => next.path,
+            Ok(Redirect::Follow { next, absolute }) => (next, absolute),
             other => panic!("{location}: {other:?}"),
         }
     }
 
     #[test]
     fn relative_references_resolve_as_rfc_3986_says() {
-        let base = "http://h/a/b/c?q";
         for (location, path) in [
             ("g", "/a/b/g"),
             ("./g", "/a/b/g"),
@@ -236,37 +217,30 @@ mod tests {
             ("#frag", "/a/b/c?q"),
             ("/next?to=http://other/x", "/next?to=http://other/x"),
             ("next?url=https://a.b/c", "/a/b/next?url=https://a.b/c"),
+            // What a URI cannot hold is escaped.
+            ("/a b", "/a%20b"),
+            ("/<x>`y`", "/%3Cx%3E%60y%60"),
+            ("/\ttab", "/%09tab"),
+            ("/caf\u{e9}", "/caf%C3%A9"),
         ] {
-            assert_eq!(path_of(base, location), path, "{location}");
+            assert_eq!(
+                followed("http://h/a/b/c?q", location).0.path,
+                path,
+                "{location}"
+            );
         }
     }
 
     #[test]
-    fn what_a_uri_cannot_hold_is_escaped() {
-        assert_eq!(path_of("http://h/", "/a b"), "/a%20b");
-        assert_eq!(path_of("http://h/", "/<x>`y`"), "/%3Cx%3E%60y%60");
-        assert_eq!(path_of("http://h/", "/\ttab"), "/%09tab");
-        assert_eq!(path_of("http://h/", "/caf\u{e9}"), "/caf%C3%A9");
-    }
-
-    #[test]
     fn absolute_locations_to_the_same_host_are_followed_with_their_form_noted() {
-        let Ok(Redirect::Follow { next, absolute }) =
-            follow("http://h:80/", b"https://u:p%40w@h:8443/x y")
-        else {
-            panic!()
-        };
+        let (next, absolute) = followed("http://h:80/", "https://u:p%40w@h:8443/x y");
         assert!(absolute && next.tls);
         assert_eq!(next.endpoint.port, 8443);
         assert_eq!(next.path, "/x%20y");
         assert_eq!(next.credentials.as_deref(), Some(&b"u:p@w"[..]));
-        let Ok(Redirect::Follow { next, absolute }) = follow("https://h/", b"//h/z") else {
-            panic!()
-        };
+        let (next, absolute) = followed("https://h/", "//h/z");
         assert!(absolute && next.tls);
-        let Ok(Redirect::Follow { next, absolute }) = follow("http://u:p@h/a", b"/b") else {
-            panic!()
-        };
+        let (next, absolute) = followed("http://u:p@h/a", "/b");
         assert!(!absolute);
         assert_eq!(next.credentials, None, "the caller decides");
     }
@@ -282,28 +256,10 @@ mod tests {
         ] {
             assert_eq!(follow("http://h/a", location), Ok(Redirect::Answer));
         }
-        let ok = next(
-            &target("http://h/"),
-            StatusCode::OK,
-            None,
-            Redirects::SameHost,
-        );
-        assert_eq!(ok, Ok(Redirect::Answer));
-        let no_location = next(
-            &target("http://h/"),
-            StatusCode::FOUND,
-            None,
-            Redirects::SameHost,
-        );
-        assert_eq!(no_location, Ok(Redirect::Answer));
-        let not_followed = HeaderValue::from_static("/x");
-        let multiple = next(
-            &target("http://h/"),
-            StatusCode::MULTIPLE_CHOICES,
-            Some(&not_followed),
-            Redirects::SameHost,
-        );
-        assert_eq!(multiple, Ok(Redirect::Answer));
+        for (status, location) in [(200, None), (302, None), (300, Some(&b"/x"[..]))] {
+            let answer = go("http://h/", status, location, Redirects::SameHost);
+            assert_eq!(answer, Redirect::Answer, "{status}");
+        }
     }
 
     #[test]
@@ -314,29 +270,21 @@ mod tests {
             ("//other/x", "other", false),
             ("https://h/x", "h", true),
         ] {
-            let value = HeaderValue::from_str(location).unwrap();
-            let followed = next(
-                &target("http://h/a"),
-                StatusCode::MOVED_PERMANENTLY,
-                Some(&value),
+            match go(
+                "http://h/a",
+                301,
+                Some(location.as_bytes()),
                 Redirects::AnyHost,
-            );
-            match followed {
-                Ok(Redirect::Follow { next, .. }) => {
+            ) {
+                Redirect::Follow { next, .. } => {
                     assert_eq!(next.endpoint.host.to_string(), host, "{location}");
                     assert_eq!(next.tls, tls, "{location}");
                 }
                 other => panic!("{location}: {other:?}"),
             }
         }
-        let ftp = HeaderValue::from_static("ftp://h/file");
-        let answer = next(
-            &target("http://h/"),
-            StatusCode::FOUND,
-            Some(&ftp),
-            Redirects::AnyHost,
-        );
-        assert_eq!(answer, Ok(Redirect::Answer));
+        let ftp = go("http://h/", 302, Some(b"ftp://h/file"), Redirects::AnyHost);
+        assert_eq!(ftp, Redirect::Answer);
     }
 
     #[test]

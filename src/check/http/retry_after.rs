@@ -44,44 +44,37 @@ mod tests {
 
     use super::*;
 
+    /// 1994-11-06 08:49:37 UTC, the RFC's example date.
+    const EXAMPLE: u64 = 784_111_777;
+
     fn at(seconds: u64) -> SystemTime {
         SystemTime::UNIX_EPOCH + Duration::from_secs(seconds)
     }
 
-    /// 1994-11-06 08:49:37 UTC, the RFC's example date.
-    const EXAMPLE: u64 = 784_111_777;
-
     #[test]
-    fn delta_seconds() {
-        let now = at(EXAMPLE);
-        assert_eq!(parse("3", now), Some(Duration::from_secs(3)));
-        assert_eq!(parse(" 120\t", now), Some(Duration::from_secs(120)));
-        assert_eq!(parse("0", now), Some(Duration::ZERO));
-        let huge = "99999999999999999999999";
-        assert_eq!(parse(huge, now), Some(Duration::from_secs(MAX_DELTA)));
-    }
-
-    #[test]
-    fn http_dates_in_all_three_forms() {
-        let now = at(EXAMPLE - 5);
-        for date in [
-            "Sun, 06 Nov 1994 08:49:37 GMT",
-            "Sunday, 06-Nov-94 08:49:37 GMT",
-            "Sun Nov  6 08:49:37 1994",
+    fn delta_seconds_or_http_dates_in_all_three_forms() {
+        let rfc_1123 = "Sun, 06 Nov 1994 08:49:37 GMT";
+        for (value, now, wait) in [
+            ("3", EXAMPLE, Some(3)),
+            (" 120\t", EXAMPLE, Some(120)),
+            ("0", EXAMPLE, Some(0)),
+            ("99999999999999999999999", EXAMPLE, Some(MAX_DELTA)),
+            (rfc_1123, EXAMPLE - 5, Some(5)),
+            ("Sunday, 06-Nov-94 08:49:37 GMT", EXAMPLE - 5, Some(5)),
+            ("Sun Nov  6 08:49:37 1994", EXAMPLE - 5, Some(5)),
+            // A date passed asks for no wait.
+            (rfc_1123, EXAMPLE + 60, Some(0)),
         ] {
-            assert_eq!(parse(date, now), Some(Duration::from_secs(5)), "{date}");
+            assert_eq!(
+                parse(value, at(now)),
+                wait.map(Duration::from_secs),
+                "{value:?}"
+            );
         }
-        let later = at(EXAMPLE + 60);
-        assert_eq!(
-            parse("Sun, 06 Nov 1994 08:49:37 GMT", later),
-            Some(Duration::ZERO),
-            "a date passed asks for no wait"
-        );
     }
 
     #[test]
     fn garbage_is_ignored() {
-        let now = at(EXAMPLE);
         for value in [
             "",
             "-1",
@@ -93,40 +86,27 @@ mod tests {
             "+3",
             "3 4",
         ] {
-            assert_eq!(parse(value, now), None, "{value:?}");
+            assert_eq!(parse(value, at(EXAMPLE)), None, "{value:?}");
         }
     }
 
     #[test]
     fn only_on_503_and_429() {
-        let mut headers = HeaderMap::new();
-        headers.insert(RETRY_AFTER, HeaderValue::from_static("3"));
-        let now = at(EXAMPLE);
-        let three = Some(Duration::from_secs(3));
-        assert_eq!(
-            requested(StatusCode::SERVICE_UNAVAILABLE, &headers, now),
-            three
-        );
-        assert_eq!(
-            requested(StatusCode::TOO_MANY_REQUESTS, &headers, now),
-            three
-        );
-        assert_eq!(
-            requested(StatusCode::INTERNAL_SERVER_ERROR, &headers, now),
-            None
-        );
-        assert_eq!(
-            requested(StatusCode::MOVED_PERMANENTLY, &headers, now),
-            None
-        );
-        assert_eq!(
-            requested(StatusCode::SERVICE_UNAVAILABLE, &HeaderMap::new(), now),
-            None
-        );
-        headers.insert(RETRY_AFTER, HeaderValue::from_bytes(b"\xff3").unwrap());
-        assert_eq!(
-            requested(StatusCode::SERVICE_UNAVAILABLE, &headers, now),
-            None
-        );
+        let three = HeaderValue::from_static("3");
+        let garbled = HeaderValue::from_bytes(b"\xff3").unwrap();
+        for (status, value, wait) in [
+            (503, Some(&three), Some(3)),
+            (429, Some(&three), Some(3)),
+            (500, Some(&three), None),
+            (301, Some(&three), None),
+            (503, None, None),
+            (503, Some(&garbled), None),
+        ] {
+            let mut headers = HeaderMap::new();
+            headers.extend(value.map(|v| (RETRY_AFTER, v.clone())));
+            let status = StatusCode::from_u16(status).unwrap();
+            let asked = requested(status, &headers, at(EXAMPLE));
+            assert_eq!(asked, wait.map(Duration::from_secs), "{status} {value:?}");
+        }
     }
 }
