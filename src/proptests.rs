@@ -228,10 +228,6 @@ proptest! {
             assert_one_line(&message);
         }
     }
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
 
     #[test]
     fn the_command_line_never_panics_and_errors_are_one_line(

@@ -50,19 +50,14 @@ fn usage(complaint: Option<String>, text: &str, status: u8) -> u8 {
 /// "waiting" line is read is not missed); `None` (after saying why, as `name`) when the
 /// runtime cannot start.
 fn start(name: &str) -> Option<(Runtime, Terminations)> {
-    match engine::runtime() {
-        Ok(runtime) => {
-            let signals = {
-                let _context = runtime.enter();
-                Terminations::listen()
-            };
-            Some((runtime, signals))
-        }
-        Err(err) => {
-            say!("{name}: cannot start: {err}");
-            None
-        }
-    }
+    let runtime = engine::runtime()
+        .inspect_err(|err| say!("{name}: cannot start: {err}"))
+        .ok()?;
+    let signals = {
+        let _context = runtime.enter();
+        Terminations::listen()
+    };
+    Some((runtime, signals))
 }
 
 /// A number's optional sign: whether it is `-`, and the text after it.

@@ -40,12 +40,7 @@ pub(super) struct Plan {
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Address {
     /// `host:port`, split at colons as `cut -d : -f 1` and `-f 2` do.
-    Tcp {
-        /// The first field.
-        host: String,
-        /// The second field.
-        port: String,
-    },
+    Tcp { host: String, port: String },
     /// An `http://` or `https://` URL, fetched as wget fetches it.
     Http(String),
 }
