@@ -4,74 +4,66 @@
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::error::describe_io;
-use crate::error::Failure;
-use crate::net::transport::BoxedIo;
+use super::Context;
+use crate::error::{describe_io, Failure};
+use crate::net::tls::{self, Alpn};
+use crate::net::transport::{connect_tcp, BoxedIo};
 use crate::redact::{one_line, quoted};
+use crate::target::Endpoint;
 
 /// The most bytes read from a server in one attempt, unless a check says otherwise: every
 /// readiness answer fits with room to spare.
 pub const MAX_ANSWER: usize = 4096;
 
-/// How many bytes of an unexpected answer a reason quotes.
-const QUOTED: usize = 40;
-
 /// A connection to a server speaking `protocol` (named in reasons), with what was read so far.
 pub struct Exchange {
-    /// The connection.
     stream: BoxedIo,
     /// Bytes read and not yet consumed.
     buffer: Vec<u8>,
     /// "PostgreSQL", "Redis", …: what the server should have spoken.
     protocol: &'static str,
     /// The cap on the bytes read.
-    limit: usize,
+    pub limit: usize,
 }
 
 impl Exchange {
-    /// An exchange over `stream` reading at most [`MAX_ANSWER`] bytes.
-    pub fn new(stream: BoxedIo, protocol: &'static str) -> Exchange {
-        Exchange {
+    /// Connects to `endpoint`, over TLS with `tls`'s settings when given.
+    pub async fn open(
+        endpoint: &Endpoint,
+        tls: Option<&Context>,
+        protocol: &'static str,
+    ) -> Result<Exchange, Failure> {
+        let mut stream: BoxedIo = Box::new(connect_tcp(endpoint).await?);
+        if let Some(context) = tls {
+            stream = tls::connect(stream, &endpoint.host, Alpn::None, context.tls()?).await?;
+        }
+        Ok(Exchange {
             stream,
             buffer: Vec::new(),
             protocol,
             limit: MAX_ANSWER,
-        }
+        })
     }
 
-    /// The same with a cap of `limit` bytes.
-    pub fn with_limit(mut self, limit: usize) -> Exchange {
-        self.limit = limit;
-        self
-    }
-
-    /// Sends the request.
     pub async fn send(&mut self, request: &[u8]) -> Result<(), Failure> {
         self.stream.write_all(request).await.map_err(|err| {
-            Failure::Protocol(format!(
-                "{} while sending (not {} server?)",
-                describe_io(&err),
-                article(self.protocol)
-            ))
+            let not = article(self.protocol);
+            format!("{} while sending (not {not} server?)", describe_io(&err)).into()
         })
     }
 
     /// Reads more, up to the cap; `Ok(false)` at the end of the stream.
     async fn fill(&mut self) -> Result<bool, Failure> {
-        if self.buffer.len() >= self.limit {
-            return Err(Failure::Protocol(format!(
-                "not {} answer: more than {} bytes",
-                article(self.protocol),
-                self.limit
-            )));
+        let room = self.limit.saturating_sub(self.buffer.len()).min(1024);
+        if room == 0 {
+            let not = article(self.protocol);
+            return Err(format!("not {not} answer: more than {} bytes", self.limit).into());
         }
         let mut chunk = [0; 1024];
-        let room = chunk.len().min(self.limit - self.buffer.len());
         match self.stream.read(&mut chunk[..room]).await {
-            Ok(0) => Ok(false),
             Ok(n) => {
                 self.buffer.extend_from_slice(&chunk[..n]);
-                Ok(true)
+                Ok(n > 0)
             }
             Err(err) => Err(Failure::Protocol(describe_io(&err))),
         }
@@ -106,38 +98,30 @@ impl Exchange {
         }
     }
 
-    /// Everything until the server closes the connection (at most the cap).
+    /// Everything until the server closes the connection (at most the cap, and not nothing).
     pub async fn until_closed(&mut self) -> Result<Vec<u8>, Failure> {
         while self.fill().await? {}
-        Ok(std::mem::take(&mut self.buffer))
+        match self.buffer.is_empty() {
+            true => Err(self.closed()),
+            false => Ok(std::mem::take(&mut self.buffer)),
+        }
     }
 
     /// The reason for a connection closed before the answer was whole.
     fn closed(&self) -> Failure {
         if self.buffer.is_empty() {
-            Failure::Protocol(format!(
-                "connection closed without an answer (not {} server?)",
-                article(self.protocol)
-            ))
+            let not = article(self.protocol);
+            format!("connection closed without an answer (not {not} server?)").into()
         } else {
             self.unexpected(&self.buffer)
         }
     }
 
-    /// The reason for an answer this protocol does not give, quoting its start.
+    /// `not a Redis answer: "HTTP/1.1 400 Bad Request"`: the start of what came instead.
     pub fn unexpected(&self, answer: &[u8]) -> Failure {
-        unexpected(self.protocol, answer)
+        let start = String::from_utf8_lossy(&answer[..answer.len().min(40)]);
+        format!("not {} answer: {}", article(self.protocol), quoted(&start)).into()
     }
-}
-
-/// `not a Redis answer: "HTTP/1.1 400 Bad Request"`: the start of what came instead.
-pub fn unexpected(protocol: &str, answer: &[u8]) -> Failure {
-    let start = &answer[..answer.len().min(QUOTED)];
-    Failure::Protocol(format!(
-        "not {} answer: {}",
-        article(protocol),
-        quoted(&String::from_utf8_lossy(start))
-    ))
 }
 
 /// `a Redis`, `an AMQP 0-9-1`.
@@ -153,56 +137,62 @@ pub fn server_text(bytes: &[u8]) -> String {
     one_line(String::from_utf8_lossy(bytes).trim())
 }
 
+/// Where `needle` first occurs in `haystack`.
+pub fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use tokio::io::{duplex, AsyncWriteExt};
 
-    /// An exchange whose server has sent `answer`, then closed.
-    async fn answered(answer: &[u8], limit: usize) -> Exchange {
+    /// An exchange whose `protocol` server has sent `answer`, then closed.
+    async fn answered(answer: &[u8], protocol: &'static str) -> Exchange {
         let (client, mut server) = duplex(64 * 1024);
         server.write_all(answer).await.unwrap();
-        drop(server);
-        Exchange::new(Box::new(client), "Redis").with_limit(limit)
+        let (stream, buffer, limit) = (Box::new(client), Vec::new(), MAX_ANSWER);
+        Exchange {
+            stream,
+            buffer,
+            protocol,
+            limit,
+        }
+    }
+
+    /// The reason reading `n` bytes (0: a line, 1: all up to the close) fails with.
+    async fn fails(answer: &[u8], protocol: &'static str, limit: usize, n: usize) -> String {
+        let mut exchange = answered(answer, protocol).await;
+        exchange.limit = limit;
+        let failure = match n {
+            0 => exchange.line().await,
+            1 => exchange.until_closed().await,
+            n => exchange.exact(n).await,
+        };
+        failure.unwrap_err().to_string()
     }
 
     #[tokio::test]
     async fn lines_are_split_and_pipelined_answers_kept() {
-        let mut exchange = answered(b"+OK\r\n+PONG\nrest", MAX_ANSWER).await;
+        let mut exchange = answered(b"+OK\r\n+PONG\nrest", "Redis").await;
         assert_eq!(exchange.line().await.unwrap(), b"+OK");
         assert_eq!(exchange.line().await.unwrap(), b"+PONG");
-        assert_eq!(
-            exchange.line().await.unwrap_err(),
-            Failure::from("not a Redis answer: \"rest\"")
-        );
+        let rest = exchange.line().await.unwrap_err();
+        assert_eq!(rest, Failure::from("not a Redis answer: \"rest\""));
     }
 
     #[tokio::test]
-    async fn an_answer_past_the_cap_is_not_read() {
-        let mut exchange = answered(&[b'x'; 100], 10).await;
-        assert_eq!(
-            exchange.line().await.unwrap_err(),
-            Failure::from("not a Redis answer: more than 10 bytes")
-        );
-        let mut exchange = answered(&[b'x'; 100], 10).await;
-        assert!(exchange.until_closed().await.is_err());
-    }
-
-    #[tokio::test]
-    async fn a_close_before_the_answer_is_named() {
-        let mut exchange = answered(b"", MAX_ANSWER).await;
-        assert_eq!(
-            exchange.exact(4).await.unwrap_err(),
-            Failure::from("connection closed without an answer (not a Redis server?)")
-        );
-        let mut exchange = answered(b"ab", MAX_ANSWER).await;
-        assert_eq!(
-            exchange.exact(4).await.unwrap_err(),
-            Failure::from("not a Redis answer: \"ab\"")
-        );
-        assert_eq!(
-            unexpected("AMQP 0-9-1", b"\x01\x00"),
-            Failure::from("not an AMQP 0-9-1 answer: \"\\u{1}\\0\"")
-        );
+    async fn past_the_cap_or_closed_early_the_reason_says_so() {
+        let capped = "not a Redis answer: more than 10 bytes";
+        assert_eq!(fails(&[b'x'; 100], "Redis", 10, 0).await, capped);
+        assert_eq!(fails(&[b'x'; 100], "Redis", 10, 1).await, capped);
+        let closed = "connection closed without an answer (not a Redis server?)";
+        assert_eq!(fails(b"", "Redis", MAX_ANSWER, 4).await, closed);
+        let closed = "connection closed without an answer (not a ZooKeeper server?)";
+        assert_eq!(fails(b"", "ZooKeeper", MAX_ANSWER, 1).await, closed);
+        let short = "not a Redis answer: \"ab\"";
+        assert_eq!(fails(b"ab", "Redis", MAX_ANSWER, 4).await, short);
+        let amqp = "not an AMQP 0-9-1 answer: \"\\u{1}\\0\"";
+        assert_eq!(fails(b"\x01\x00", "AMQP 0-9-1", MAX_ANSWER, 4).await, amqp);
     }
 }

@@ -2,27 +2,24 @@
 //! matches. File-system events (inotify) wake the retry loop at once; polling remains the
 //! fallback where there are no events.
 
-use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+mod inotify;
+
+use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ::inotify::{WatchDescriptor, WatchMask};
-use tokio::sync::Notify;
 use tokio::time::{Duration, Instant};
 
-use crate::error::describe_io;
-use crate::error::Failure;
+use super::offload::Lane;
+use crate::engine::Watch;
+use crate::error::{describe_io, Failure};
 use crate::matcher::{Matcher, MAX_BODY};
-use inotify::{Hub, Subscriber};
+use inotify::{Hub, Subscriber, Wakers};
 
 /// Least time between wake-ups caused by the folder's other entries: a folder written to
 /// constantly (logs) would otherwise have the target tried again on every event.
 const OTHERS_EVERY: Duration = Duration::from_millis(250);
-
-use super::offload::Lane;
-
-mod inotify;
 
 /// One attempt: does the path exist (following symlinks, as a ConfigMap mount needs), and
 /// does its content match?
@@ -59,32 +56,23 @@ pub enum Wake {
 
 /// Events on the nearest existing folder of the target path, re-aimed after an event when that
 /// may now be another folder, so a file inside folders that do not exist yet is still noticed
-/// the moment it appears. Looking for the folder and watching it are file-system calls: they
-/// run in the target's lane, never on the runtime's thread.
+/// the moment it appears. Finding the folder and watching it are file-system calls: they run
+/// in the target's lane, never on the runtime's thread.
 pub struct FileWatch {
-    /// Woken by the folder's events on the target's entry, and after a re-aim.
-    wake: Arc<Notify>,
-    /// Woken by events on the folder's other entries.
-    others: Arc<Notify>,
-    /// When [`FileWatch::changed`] last returned, to space out wake-ups by other entries.
-    last: Option<Instant>,
-    /// What the lane's jobs update.
     aim: Arc<Aim>,
-    /// The target's lane.
+    /// When `changed` last returned, to space out wake-ups by other entries.
+    last: Option<Instant>,
     lane: Lane,
 }
 
-/// The watch's state, shared with the jobs that (re-)aim it.
+/// The watch's state, shared with the lane's jobs that (re-)aim it.
 struct Aim {
     hub: Arc<Hub>,
-    /// The target path.
     path: PathBuf,
     /// The folder the path's file would be in.
     parent: Option<PathBuf>,
-    /// The events asked for.
     mask: WatchMask,
-    wake: Arc<Notify>,
-    others: Arc<Notify>,
+    wakers: Arc<Wakers>,
     /// The folder watched now and its watch, once set.
     current: Mutex<Option<(PathBuf, WatchDescriptor)>>,
     /// A job to re-aim is queued or running.
@@ -95,49 +83,58 @@ impl FileWatch {
     /// Starts watching in `lane` (before any attempt queued after this call); `None` when the
     /// kernel offers no events here (then the target is only polled).
     pub fn new(path: &Path, wake: Wake, lane: &Lane) -> Option<FileWatch> {
-        let notify = Arc::new(Notify::new());
-        let others = Arc::new(Notify::new());
-        let aim = Arc::new(Aim {
+        let aim = Aim {
             hub: Hub::shared()?,
             path: path.to_path_buf(),
             parent: parent_of(path),
             mask: inotify::mask(wake),
-            wake: Arc::clone(&notify),
-            others: Arc::clone(&others),
-            current: Mutex::new(None),
-            pending: AtomicBool::new(true),
-        });
-        let job = Arc::clone(&aim);
-        lane.start(move || job.aim());
-        Some(FileWatch {
-            wake: notify,
-            others,
+            wakers: Arc::default(),
+            current: Mutex::default(),
+            pending: AtomicBool::new(false),
+        };
+        let watch = FileWatch {
+            aim: Arc::new(aim),
             last: None,
-            aim,
             lane: lane.clone(),
-        })
+        };
+        watch.reaim();
+        Some(watch)
     }
 
-    /// Resolves after the next change in the watched folder.
-    pub async fn changed(&mut self) {
+    /// Queues a job to aim the watch, unless one is queued or running.
+    fn reaim(&self) {
+        if !self.aim.pending.swap(true, Ordering::AcqRel) {
+            let aim = Arc::clone(&self.aim);
+            self.lane.start(move || aim.aim());
+        }
+    }
+}
+
+impl Watch for FileWatch {
+    async fn changed(&mut self) {
+        let Wakers { own, others, stale } = &*self.aim.wakers;
         // Cancellation: both arms are cancel-safe; a wake-up that is not taken stays stored.
         tokio::select! {
-            () = self.wake.notified() => {}
-            () = self.others.notified() => {
+            () = own.notified() => {}
+            () = others.notified() => {
                 // Another entry of a busy folder (a log being written): at most one wake-up
                 // per OTHERS_EVERY, unless the target's own entry changes meanwhile.
                 if let Some(last) = self.last {
                     tokio::select! {
                         () = tokio::time::sleep_until(last + OTHERS_EVERY) => {}
-                        () = self.wake.notified() => {}
+                        () = own.notified() => {}
                     }
                 }
             }
         }
         self.last = Some(Instant::now());
-        if self.aim.may_move() && !self.aim.pending.swap(true, Ordering::AcqRel) {
-            let job = Arc::clone(&self.aim);
-            self.lane.start(move || job.aim());
+        // The nearest existing folder may be another one now: an ancestor is watched (the one
+        // below may have appeared), or the watched folder went away.
+        let aim = &self.aim;
+        let at_parent = matches!(&*aim.current.lock().expect("watch lock"),
+            Some((at, _)) if Some(at) == aim.parent.as_ref());
+        if !at_parent || stale.load(Ordering::Acquire) {
+            self.reaim();
         }
     }
 }
@@ -147,6 +144,7 @@ impl Aim {
     /// the target once, for what changed before the new watch was set.
     fn aim(&self) {
         self.pending.store(false, Ordering::Release);
+        self.wakers.stale.store(false, Ordering::Release);
         let Some(folder) = nearest_existing_folder(&self.path) else {
             return;
         };
@@ -154,35 +152,22 @@ impl Aim {
             return;
         };
         let mut current = self.current.lock().expect("watch lock");
-        let old = current.as_ref().map(|(_, wd)| wd);
-        let first = old.is_none();
+        let old = current.take().map(|(_, wd)| wd);
         let subscriber = Subscriber {
-            own: Arc::clone(&self.wake),
-            others: Arc::clone(&self.others),
+            wakers: Arc::clone(&self.wakers),
             name: entry_below(&folder, &self.path),
         };
-        if self.hub.subscribe(subscriber, old, wd.clone()) && !first {
-            self.wake.notify_one();
+        if self.hub.subscribe(subscriber, old.as_ref(), wd.clone()) && old.is_some() {
+            self.wakers.own.notify_one();
         }
         *current = Some((folder, wd));
-    }
-
-    /// Whether the nearest existing folder may be another one now: the watched folder is an
-    /// ancestor (the one below may have appeared), or it went away.
-    fn may_move(&self) -> bool {
-        match &*self.current.lock().expect("watch lock") {
-            Some((folder, wd)) => {
-                Some(folder) != self.parent.as_ref() || !self.hub.follows(&self.wake, wd)
-            }
-            None => true,
-        }
     }
 }
 
 impl Drop for Aim {
     fn drop(&mut self) {
         if let Some((_, wd)) = self.current.get_mut().ok().and_then(Option::take) {
-            self.hub.unsubscribe(&self.wake, &wd);
+            self.hub.unsubscribe(&self.wakers, &wd);
         }
     }
 }
@@ -195,36 +180,26 @@ fn entry_below(folder: &Path, path: &Path) -> Option<std::ffi::OsString> {
         Err(_) if folder == Path::new(".") => path,
         Err(_) => return None,
     };
-    match rest
-        .components()
-        .find(|c| !matches!(c, std::path::Component::CurDir))?
-    {
-        std::path::Component::Normal(name) => Some(name.to_os_string()),
+    match rest.components().find(|c| *c != Component::CurDir)? {
+        Component::Normal(name) => Some(name.to_os_string()),
         _ => None,
     }
 }
 
 /// The folder a file at `path` would be in (`.` for a bare name).
 fn parent_of(path: &Path) -> Option<PathBuf> {
-    match path.parent() {
-        Some(parent) if parent.as_os_str().is_empty() => Some(PathBuf::from(".")),
-        Some(parent) => Some(parent.to_path_buf()),
-        None => None,
-    }
+    let parent = path.parent()?;
+    Some(match parent.as_os_str().is_empty() {
+        true => PathBuf::from("."),
+        false => parent.to_path_buf(),
+    })
 }
 
 /// The path's parent if it exists, else the closest ancestor that does.
 fn nearest_existing_folder(path: &Path) -> Option<PathBuf> {
-    let mut folder = parent_of(path)?;
-    loop {
-        if folder.is_dir() {
-            return Some(folder);
-        }
-        folder = match folder.parent() {
-            Some(parent) if parent.as_os_str() != OsStr::new("") => parent.to_path_buf(),
-            _ => return None,
-        };
-    }
+    let parent = parent_of(path)?;
+    let mut ancestors = parent.ancestors().take_while(|a| !a.as_os_str().is_empty());
+    ancestors.find(|a| a.is_dir()).map(Path::to_path_buf)
 }
 
 #[cfg(test)]

@@ -2,19 +2,17 @@
 
 use super::answer::{server_text, Exchange};
 use crate::error::Failure;
-use crate::net::transport::connect_tcp;
 use crate::target::Endpoint;
 
 /// One attempt: `version`, then one line.
 pub async fn check(endpoint: &Endpoint) -> Result<(), Failure> {
-    let stream = connect_tcp(endpoint).await?;
-    let mut exchange = Exchange::new(Box::new(stream), "memcached");
+    let mut exchange = Exchange::open(endpoint, None, "memcached").await?;
     exchange.send(b"version\r\n").await?;
     let line = exchange.line().await?;
     if line.starts_with(b"VERSION ") {
         Ok(())
     } else if line.starts_with(b"SERVER_ERROR ") {
-        Err(Failure::Protocol(server_text(&line)))
+        Err(server_text(&line).into())
     } else {
         Err(exchange.unexpected(&line))
     }

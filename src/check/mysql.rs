@@ -1,9 +1,8 @@
 //! `mysql://` and `mariadb://`: the server speaks first. A HandshakeV10 greeting means it takes
 //! connections; an ERR packet instead (too many connections, host blocked) is the reason.
 
-use super::answer::{server_text, Exchange};
+use super::answer::{server_text, Exchange, MAX_ANSWER};
 use crate::error::Failure;
-use crate::net::transport::connect_tcp;
 use crate::target::Endpoint;
 
 /// The first byte of a HandshakeV10 payload: protocol version 10.
@@ -14,13 +13,12 @@ const ERR: u8 = 0xff;
 
 /// One attempt: read the greeting packet.
 pub async fn check(endpoint: &Endpoint) -> Result<(), Failure> {
-    let stream = connect_tcp(endpoint).await?;
-    let mut exchange = Exchange::new(Box::new(stream), "MySQL");
+    let mut exchange = Exchange::open(endpoint, None, "MySQL").await?;
     // A packet: a 3-byte little-endian length and a sequence number, then the payload.
     let header = exchange.exact(4).await?;
     let length =
         usize::from(header[0]) | usize::from(header[1]) << 8 | usize::from(header[2]) << 16;
-    if header[3] != 0 || !(1..=super::answer::MAX_ANSWER - 4).contains(&length) {
+    if header[3] != 0 || !(1..=MAX_ANSWER - 4).contains(&length) {
         return Err(exchange.unexpected(&header));
     }
     let payload = exchange.exact(length).await?;

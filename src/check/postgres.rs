@@ -3,9 +3,8 @@
 //! (no such role, too many clients) — it is up. SQLSTATE 57P03 ("cannot connect now": starting
 //! up, in recovery without hot standby, shutting down) is the one answer that is not ready.
 
-use super::answer::{server_text, Exchange};
+use super::answer::{server_text, Exchange, MAX_ANSWER};
 use crate::error::Failure;
-use crate::net::transport::connect_tcp;
 use crate::target::PostgresTarget;
 
 /// Protocol version 3.0, as the StartupMessage says it.
@@ -16,8 +15,7 @@ const CANNOT_CONNECT_NOW: &str = "57P03";
 
 /// One attempt: send the StartupMessage and read the first message back.
 pub async fn check(target: &PostgresTarget) -> Result<(), Failure> {
-    let stream = connect_tcp(&target.endpoint).await?;
-    let mut exchange = Exchange::new(Box::new(stream), "PostgreSQL");
+    let mut exchange = Exchange::open(&target.endpoint, None, "PostgreSQL").await?;
     exchange.send(&startup_message(target)).await?;
     let header = exchange.exact(5).await?;
     let length = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
@@ -30,7 +28,7 @@ pub async fn check(target: &PostgresTarget) -> Result<(), Failure> {
                 _ => Err(exchange.unexpected(&header)),
             }
         }
-        b'E' if (5..=super::answer::MAX_ANSWER).contains(&length) => {
+        b'E' if (5..=MAX_ANSWER).contains(&length) => {
             judge_error(&exchange.exact(length - 4).await?)
         }
         _ => Err(exchange.unexpected(&header)),

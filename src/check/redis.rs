@@ -8,37 +8,29 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::answer::{server_text, Exchange};
 use super::Context;
 use crate::error::Failure;
-use crate::net::tls::{self, Alpn};
-use crate::net::transport;
 use crate::target::{RedisTarget, Target};
-
-/// `PING` as a RESP array.
-const PING: &[u8] = b"*1\r\n$4\r\nPING\r\n";
 
 /// Whether the warning about `-NOAUTH` was given (once per run).
 static NOAUTH_TOLD: AtomicBool = AtomicBool::new(false);
 
 /// One attempt: `[AUTH …] PING` in one write, then one line per command.
 pub async fn check(redis: &RedisTarget, target: &Target, context: &Context) -> Result<(), Failure> {
-    let stream = transport::open(&redis.endpoint, None).await?;
-    let stream = match redis.tls {
-        true => tls::connect(stream, &redis.endpoint.host, Alpn::None, context.tls()?).await?,
-        false => stream,
-    };
-    let mut exchange = Exchange::new(stream, "Redis");
+    let mut exchange =
+        Exchange::open(&redis.endpoint, redis.tls.then_some(context), "Redis").await?;
     let mut request = Vec::new();
     if let Some(auth) = &redis.auth {
-        let mut words = vec!["AUTH"];
-        words.extend(auth.user.as_deref());
-        words.push(auth.password.expose());
-        command(&mut request, &words);
+        let user = auth.user.as_deref();
+        command(
+            &mut request,
+            &[&["AUTH"], user.as_slice(), &[auth.password.expose()]].concat(),
+        );
     }
-    request.extend_from_slice(PING);
+    command(&mut request, &["PING"]);
     exchange.send(&request).await?;
     if redis.auth.is_some() {
         let line = exchange.line().await?;
         if let Reply::Error(error) = reply(&exchange, &line)? {
-            return Err(Failure::Protocol(format!("AUTH: {error}")));
+            return Err(format!("AUTH: {error}").into());
         }
     }
     let line = exchange.line().await?;
@@ -55,7 +47,7 @@ pub async fn check(redis: &RedisTarget, target: &Target, context: &Context) -> R
             }
             Ok(())
         }
-        Reply::Error(error) => Err(Failure::Protocol(error)),
+        Reply::Error(error) => Err(error.into()),
     }
 }
 
@@ -99,6 +91,6 @@ mod tests {
         );
         request.clear();
         command(&mut request, &["PING"]);
-        assert_eq!(request, PING);
+        assert_eq!(request, b"*1\r\n$4\r\nPING\r\n");
     }
 }

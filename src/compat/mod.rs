@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
 
 use crate::check::{Check, CheckWatch};
-use crate::engine::{self, Condition, Miss, NoWatch, Policy};
+use crate::engine::{self, Condition, Miss, Policy};
 use crate::error::Failure;
 use crate::net::transport::connect_tcp;
 use crate::process::signal::Terminations;
@@ -91,7 +91,7 @@ impl Condition for Gate {
     fn watch(&self) -> CheckWatch {
         match self {
             Gate::Check(check) => check.watch(),
-            Gate::Port(_) | Gate::Never(_) => CheckWatch::None(NoWatch),
+            Gate::Port(_) | Gate::Never(_) => None,
         }
     }
 

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask, Watches};
@@ -34,45 +35,51 @@ pub fn mask(wake: Wake) -> WatchMask {
     }
 }
 
-/// The run's inotify instance; its events are read by a task on the runtime and passed to the
-/// subscribers of the folder they concern.
+/// The run's inotify instance; a task on the runtime reads its events and wakes the
+/// subscribers of the folder each concerns.
 pub struct Hub {
     /// Adds and removes watches; usable from any thread.
     watches: Watches,
-    /// The watched folders, by watch.
-    folders: Arc<Mutex<HashMap<WatchDescriptor, Folder>>>,
+    folders: Folders,
     /// The task reading events, stopped with the hub.
     reader: AbortHandle,
 }
 
-/// Who to wake for a folder's events, and for which entry.
-#[derive(Clone)]
+/// The subscribers of each watched folder, by watch.
+type Folders = Arc<Mutex<HashMap<WatchDescriptor, Vec<Subscriber>>>>;
+
+/// What a folder's events wake for one file target.
+#[derive(Default)]
+pub struct Wakers {
+    /// Events on the target's entry, or on the folder itself: the target may have changed.
+    pub own: Notify,
+    /// Events on the folder's other entries: the watch rate-limits these.
+    pub others: Notify,
+    /// The folder itself was moved or deleted: the path may lead to another folder now.
+    pub stale: AtomicBool,
+}
+
+/// One target on a folder's watch.
 pub struct Subscriber {
-    /// Woken by events on `name` or on the folder itself: the target may have changed.
-    pub own: Arc<Notify>,
-    /// Woken by events on the folder's other entries: the watch rate-limits these.
-    pub others: Arc<Notify>,
+    pub wakers: Arc<Wakers>,
     /// The entry the target depends on (its file, or the next folder down its path); `None`:
     /// every event is its own.
     pub name: Option<OsString>,
 }
 
 impl Subscriber {
+    /// Wakes for an event on `entry`, or on the folder itself (`None`).
     fn wake(&self, entry: Option<&OsStr>) {
+        let Wakers { own, others, stale } = &*self.wakers;
         match (&self.name, entry) {
-            (Some(name), Some(entry)) if name != entry => self.others.notify_one(),
-            _ => self.own.notify_one(),
+            (Some(name), Some(entry)) if name != entry => others.notify_one(),
+            (_, Some(_)) => own.notify_one(),
+            (_, None) => {
+                stale.store(true, Ordering::Release);
+                own.notify_one();
+            }
         }
     }
-}
-
-/// One watched folder.
-#[derive(Default)]
-struct Folder {
-    /// Who to wake on its events.
-    subscribers: Vec<Subscriber>,
-    /// The folder was moved away: the path may name another folder now.
-    moved: bool,
 }
 
 thread_local! {
@@ -101,7 +108,7 @@ impl Hub {
         // and it is dropped only with the `AsyncFd` that holds it.
         let inotify = unsafe { AsyncFd::register_with_interest(inotify, Interest::READABLE) }
             .map_err(|e| e.into_parts().1)?;
-        let folders = Arc::new(Mutex::new(HashMap::new()));
+        let folders = Folders::default();
         let reader = tokio::spawn(read(inotify, Arc::clone(&folders))).abort_handle();
         Ok(Hub {
             watches,
@@ -115,51 +122,37 @@ impl Hub {
         self.watches.clone().add(folder, mask | WatchMask::MASK_ADD)
     }
 
-    /// Moves `subscriber` (known by its `own`) from the watch `old` to `new`; `false` when it
-    /// was already on `new`.
+    /// Puts `subscriber` on the watch `new`, taking it off `old`; `true` when it was not on
+    /// `new` already.
     pub fn subscribe(
         &self,
         subscriber: Subscriber,
         old: Option<&WatchDescriptor>,
         new: WatchDescriptor,
     ) -> bool {
-        let wake = &subscriber.own;
+        if let Some(old) = old.filter(|&old| *old != new) {
+            self.unsubscribe(&subscriber.wakers, old);
+        }
         let mut folders = self.folders.lock().expect("folders lock");
-        if old == Some(&new) {
-            if let Some(folder) = folders.get_mut(&new) {
-                if let Some(held) = folder
-                    .subscribers
-                    .iter_mut()
-                    .find(|s| Arc::ptr_eq(&s.own, wake))
-                {
-                    *held = subscriber;
-                    let moved = std::mem::take(&mut folder.moved);
-                    return moved;
-                }
-            }
-        }
-        if let Some(old) = old {
-            self.leave(&mut folders, wake, old);
-        }
-        let folder = folders.entry(new).or_default();
-        folder.moved = false;
-        folder.subscribers.retain(|s| !Arc::ptr_eq(&s.own, wake));
-        folder.subscribers.push(subscriber);
-        true
+        let subscribers = folders.entry(new).or_default();
+        let before = subscribers.len();
+        subscribers.retain(|s| !Arc::ptr_eq(&s.wakers, &subscriber.wakers));
+        let fresh = subscribers.len() == before;
+        subscribers.push(subscriber);
+        fresh
     }
 
-    /// Takes `wake` off the watch `old`, removing the watch when nobody else uses it.
-    pub fn unsubscribe(&self, wake: &Arc<Notify>, old: &WatchDescriptor) {
+    /// Takes `wakers` off the watch `wd`, removing the watch when nobody else uses it.
+    pub fn unsubscribe(&self, wakers: &Arc<Wakers>, wd: &WatchDescriptor) {
         let mut folders = self.folders.lock().expect("folders lock");
-        self.leave(&mut folders, wake, old);
-    }
-
-    /// Whether `wake` is still on the watch `wd` and its folder was not moved away.
-    pub fn follows(&self, wake: &Arc<Notify>, wd: &WatchDescriptor) -> bool {
-        let folders = self.folders.lock().expect("folders lock");
-        folders
-            .get(wd)
-            .is_some_and(|folder| !folder.moved && holds(folder, wake))
+        let Some(subscribers) = folders.get_mut(wd) else {
+            return;
+        };
+        subscribers.retain(|s| !Arc::ptr_eq(&s.wakers, wakers));
+        if subscribers.is_empty() {
+            folders.remove(wd);
+            let _ = self.watches.clone().remove(wd.clone());
+        }
     }
 
     /// Whether this thread's hub is open.
@@ -173,24 +166,6 @@ impl Hub {
     pub fn watched(&self) -> usize {
         self.folders.lock().expect("folders lock").len()
     }
-
-    fn leave(
-        &self,
-        folders: &mut HashMap<WatchDescriptor, Folder>,
-        wake: &Arc<Notify>,
-        old: &WatchDescriptor,
-    ) {
-        let Some(folder) = folders.get_mut(old) else {
-            return;
-        };
-        folder
-            .subscribers
-            .retain(|other| !Arc::ptr_eq(&other.own, wake));
-        if folder.subscribers.is_empty() {
-            folders.remove(old);
-            let _ = self.watches.clone().remove(old.clone());
-        }
-    }
 }
 
 impl Drop for Hub {
@@ -199,19 +174,9 @@ impl Drop for Hub {
     }
 }
 
-fn holds(folder: &Folder, wake: &Arc<Notify>) -> bool {
-    folder
-        .subscribers
-        .iter()
-        .any(|other| Arc::ptr_eq(&other.own, wake))
-}
-
 /// Reads events until the hub stops, waking each event's folder's subscribers. On a read
 /// error it stops: the targets are polled from then on.
-async fn read(
-    mut inotify: AsyncFd<Inotify>,
-    folders: Arc<Mutex<HashMap<WatchDescriptor, Folder>>>,
-) {
+async fn read(mut inotify: AsyncFd<Inotify>, folders: Folders) {
     let mut buffer = [0u8; 4096];
     loop {
         let Ok(mut guard) = inotify.readable_mut().await else {
@@ -223,29 +188,19 @@ async fn read(
             for event in events {
                 if event.mask.contains(EventMask::Q_OVERFLOW) {
                     // Events were lost: every folder may have changed.
-                    for folder in folders.values() {
-                        folder.subscribers.iter().for_each(|s| s.own.notify_one());
+                    folders.values().flatten().for_each(|s| s.wake(None));
+                } else if let Some(subscribers) = folders.get(&event.wd) {
+                    subscribers.iter().for_each(|s| s.wake(event.name));
+                    if event.mask.contains(EventMask::IGNORED) {
+                        // The kernel dropped the watch: the folder is gone.
+                        folders.remove(&event.wd);
                     }
-                    continue;
-                }
-                let Some(folder) = folders.get_mut(&event.wd) else {
-                    continue;
-                };
-                folder.subscribers.iter().for_each(|s| s.wake(event.name));
-                if event.mask.contains(EventMask::IGNORED) {
-                    // The kernel dropped the watch (the folder is gone): its subscribers
-                    // find it missing and look for the nearest folder again.
-                    folders.remove(&event.wd);
-                } else if event.mask.contains(EventMask::MOVE_SELF) {
-                    folder.moved = true;
                 }
             }
             Ok(())
         });
-        match read {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => return,
-            Err(_would_block) => continue,
+        if let Ok(Err(_)) = read {
+            return;
         }
     }
 }

@@ -10,8 +10,7 @@ use super::state::{self, State};
 use super::{Legacy, OnNative};
 use crate::check::file::{FileWatch, Wake};
 use crate::check::offload::Lane;
-use crate::check::CheckWatch;
-use crate::engine::{humanize, NoWatch, Watch as _};
+use crate::engine::{humanize, Watch as _};
 use crate::exit::Exit;
 use crate::process::signal::Terminations;
 
@@ -28,9 +27,10 @@ pub async fn run(args: Legacy, mut signals: Terminations) -> Result<Exit, Exit> 
     // the state is content, and a hand-written one may be written in place. Reads queue in the
     // watch's lane, behind the job that sets the watch up.
     let lane = Lane::default();
-    let (mut watch, poll) = match FileWatch::new(path, Wake::OnContent, &lane) {
-        Some(watch) => (CheckWatch::File(watch), POLL_WITH_EVENTS),
-        None => (CheckWatch::None(NoWatch), POLL_WITHOUT_EVENTS),
+    let mut watch = FileWatch::new(path, Wake::OnContent, &lane);
+    let poll = match watch {
+        Some(_) => POLL_WITH_EVENTS,
+        None => POLL_WITHOUT_EVENTS,
     };
     let (grace, deadline) = (humanize(args.grace), Instant::now() + args.grace);
     tracing::info!("waiting up to {grace} for {} to say native", path.display());
