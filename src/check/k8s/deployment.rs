@@ -4,86 +4,61 @@
 
 use serde::Deserialize;
 
-use super::object::{nullable, parse, true_condition, why, Condition};
-use super::request::{get, Query};
-use super::Cluster;
-use crate::engine::Miss;
+use super::object::{nullable, true_condition, why, Condition, Object};
+use super::request::Resource;
 use crate::error::Failure;
 
-/// The parts of an apps/v1 Deployment that say whether it is rolled out.
-#[derive(Deserialize)]
-struct Deployment {
-    #[serde(default)]
-    metadata: Metadata,
-    #[serde(default)]
-    spec: Spec,
-    #[serde(default)]
-    status: Status,
-}
+pub(super) const DEPLOYMENTS: Resource = ("apps", "v1", "deployments");
+
+/// An apps/v1 Deployment, read as far as says whether it is rolled out.
+pub(super) type Deployment = Object<Spec, Status>;
 
 #[derive(Default, Deserialize)]
-struct Metadata {
-    #[serde(default)]
-    generation: i64,
-}
-
-#[derive(Default, Deserialize)]
-struct Spec {
+pub(super) struct Spec {
     /// Absent means 1, as the API defaults it.
     replicas: Option<i32>,
 }
 
 #[derive(Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-struct Status {
+pub(super) struct Status {
     observed_generation: i64,
     updated_replicas: i32,
     #[serde(deserialize_with = "nullable")]
     conditions: Vec<Condition>,
 }
 
-/// One attempt: GET the Deployment and judge it.
-pub async fn check(cluster: &Cluster, namespace: &str, name: &str) -> Result<(), Miss<Failure>> {
-    let query = Query::get(("apps", "v1", "deployments"), namespace, name);
-    match get(cluster, &query).await? {
-        Some(body) => judge(&parse(&body)?).map_err(Miss::NotYet),
-        None => Err(Miss::NotYet(Failure::Protocol(format!(
-            "no deployment {name} in {namespace} (yet)"
-        )))),
-    }
-}
-
-fn judge(deployment: &Deployment) -> Result<(), Failure> {
-    let (status, generation) = (&deployment.status, deployment.metadata.generation);
-    if status.observed_generation < generation {
-        return Err(Failure::Protocol(format!(
-            "rollout not observed yet (generation {generation}, observed {})",
-            status.observed_generation
-        )));
+pub(super) fn judge(deployment: &Deployment) -> Result<(), Failure> {
+    let generation = deployment.metadata.generation;
+    let Status {
+        observed_generation: observed,
+        updated_replicas: updated,
+        conditions,
+    } = &deployment.status;
+    if *observed < generation {
+        let seen = format!("generation {generation}, observed {observed}");
+        return Err(format!("rollout not observed yet ({seen})").into());
     }
     let wanted = deployment.spec.replicas.unwrap_or(1);
-    if status.updated_replicas != wanted {
-        return Err(Failure::Protocol(format!(
-            "{} of {wanted} replicas updated",
-            status.updated_replicas
-        )));
+    if *updated != wanted {
+        return Err(format!("{updated} of {wanted} replicas updated").into());
     }
-    if true_condition(&status.conditions, "Available").is_none() {
-        let available = status.conditions.iter().find(|c| c.kind == "Available");
-        return Err(match available {
-            Some(condition) => Failure::Protocol(format!("not available: {}", why(condition))),
-            None => "not available yet".into(),
-        });
+    if true_condition(conditions, "Available").is_some() {
+        return Ok(());
     }
-    Ok(())
+    Err(match conditions.iter().find(|c| c.kind == "Available") {
+        Some(condition) => format!("not available: {}", why(condition)).into(),
+        None => "not available yet".into(),
+    })
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::object::parse;
     use super::*;
 
     fn verdict(json: &str) -> Result<(), Failure> {
-        judge(&parse(json.as_bytes()).unwrap())
+        judge(&parse(json).unwrap())
     }
 
     #[test]

@@ -3,31 +3,26 @@
 
 use serde::Deserialize;
 
-use super::object::{nullable, parse, true_condition, why, Condition};
-use super::request::{get, Query};
-use super::Cluster;
+use super::object::{nullable, true_condition, why, Condition, Object};
+use super::request::Resource;
 use crate::engine::Miss;
 use crate::error::Failure;
 
-/// The parts of a batch/v1 Job that say whether it is done.
-#[derive(Deserialize)]
-struct Job {
-    #[serde(default)]
-    spec: Spec,
-    #[serde(default)]
-    status: Status,
-}
+pub(super) const JOBS: Resource = ("batch", "v1", "jobs");
+
+/// A batch/v1 Job, read as far as says whether it is done.
+pub(super) type Job = Object<Spec, Status>;
 
 #[derive(Default, Deserialize)]
-struct Spec {
+#[serde(default)]
+pub(super) struct Spec {
     /// A suspended Job starts no pod until resumed.
-    #[serde(default)]
     suspend: bool,
 }
 
 #[derive(Default, Deserialize)]
 #[serde(default)]
-struct Status {
+pub(super) struct Status {
     #[serde(deserialize_with = "nullable")]
     conditions: Vec<Condition>,
     active: u32,
@@ -35,46 +30,37 @@ struct Status {
     failed: u32,
 }
 
-/// One attempt: GET the Job and judge it.
-pub async fn check(cluster: &Cluster, namespace: &str, name: &str) -> Result<(), Miss<Failure>> {
-    let query = Query::get(("batch", "v1", "jobs"), namespace, name);
-    match get(cluster, &query).await? {
-        Some(body) => judge(&parse(&body)?),
-        None => Err(Miss::NotYet(Failure::Protocol(format!(
-            "no job {name} in {namespace} (yet)"
-        )))),
-    }
-}
-
-fn judge(job: &Job) -> Result<(), Miss<Failure>> {
-    let conditions = &job.status.conditions;
+pub(super) fn judge(job: &Job) -> Result<(), Miss<Failure>> {
+    let Status {
+        conditions,
+        active,
+        succeeded,
+        failed,
+    } = &job.status;
     if true_condition(conditions, "Complete").is_some() {
         return Ok(());
     }
-    let failed = true_condition(conditions, "Failed")
+    let failure = true_condition(conditions, "Failed")
         .or_else(|| true_condition(conditions, "FailureTarget"));
-    if let Some(failed) = failed {
-        return Err(Miss::Never(Failure::Protocol(format!(
-            "job failed: {}",
-            why(failed)
-        ))));
+    if let Some(failure) = failure {
+        return Err(Miss::Never(format!("job failed: {}", why(failure)).into()));
     }
-    let status = &job.status;
-    let (active, succeeded, failed) = (status.active, status.succeeded, status.failed);
     Err(Miss::NotYet(match job.spec.suspend {
         true => "job suspended".into(),
-        false => Failure::Protocol(format!(
-            "job not complete: {active} active, {succeeded} succeeded, {failed} failed"
-        )),
+        false => {
+            format!("job not complete: {active} active, {succeeded} succeeded, {failed} failed")
+                .into()
+        }
     }))
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::object::parse;
     use super::*;
 
     fn verdict(json: &str) -> Result<(), Miss<Failure>> {
-        judge(&parse(json.as_bytes()).unwrap())
+        judge(&parse(json).unwrap())
     }
 
     #[test]

@@ -1,8 +1,37 @@
-//! What the judges share: an object's conditions, JSON reading, and server text made short.
+//! What the judges share: the shape of an object and a list, conditions, JSON reading, and
+//! server text made short.
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 
 use crate::error::Failure;
+
+/// An object as the API sends it, read as far as a kind's `Spec` and `Status` need; a part
+/// left out of the answer reads as its default.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+pub struct Object<Spec, Status> {
+    pub metadata: Metadata,
+    pub spec: Spec,
+    pub status: Status,
+}
+
+/// What is read of an object's `metadata`.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+pub struct Metadata {
+    pub name: String,
+    /// The spec's version; `status.observedGeneration` says which one the controller has seen.
+    pub generation: i64,
+}
+
+/// A list answer (`PodList`, `EndpointSliceList`); its `items` may be `null`.
+#[derive(Deserialize)]
+#[serde(bound = "T: Deserialize<'de>")]
+pub struct List<T> {
+    #[serde(default, deserialize_with = "nullable")]
+    pub items: Vec<T>,
+}
 
 /// One entry of `status.conditions`, as every kind here has them.
 #[derive(Debug, Default, Deserialize)]
@@ -36,9 +65,9 @@ pub fn why(condition: &Condition) -> String {
 }
 
 /// Reads an answer's JSON into `T`; fields readygate does not use are skipped unread.
-pub fn parse<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, Failure> {
-    serde_json::from_slice(body)
-        .map_err(|e| Failure::Protocol(format!("unexpected answer from the API server: {e}")))
+pub fn parse<T: DeserializeOwned>(body: impl AsRef<[u8]>) -> Result<T, Failure> {
+    serde_json::from_slice(body.as_ref())
+        .map_err(|e| format!("unexpected answer from the API server: {e}").into())
 }
 
 /// A list field the API may send as `null` (EndpointSlice's `endpoints`): read as empty.

@@ -5,10 +5,13 @@ use http_body_util::Empty;
 use hyper::body::Bytes;
 use hyper::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONNECTION, HOST, USER_AGENT};
 use hyper::Request;
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use super::cluster::Cluster;
+use super::object::{clip, parse};
 use crate::check::http::{read_body, roundtrip, AGENT};
+use crate::engine::Miss;
 use crate::error::Failure;
 use crate::net::transport::{connect_tcp, BoxedIo};
 use crate::target::k8s::selector;
@@ -16,109 +19,38 @@ use crate::target::k8s::selector;
 /// The most of an answer that is read: a list of a few hundred pods.
 const MAX_ANSWER: usize = 4 << 20;
 
-/// The two RBAC verbs readygate needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Verb {
-    /// One object by name.
-    Get,
-    /// The objects a label selector matches.
-    List,
-}
+/// An API resource: its group (empty for the core group), version and plural name.
+pub type Resource = (&'static str, &'static str, &'static str);
 
-/// A request to the API server, and what RBAC must allow for it.
-pub struct Query<'a> {
-    /// `get` one object or `list` a collection.
-    verb: Verb,
-    /// The API group; empty for the core group.
-    group: &'static str,
-    /// The group's version, e.g. `v1`.
-    version: &'static str,
-    /// The resource, plural, e.g. `jobs`.
-    resource: &'static str,
-    /// The namespace asked in.
-    namespace: &'a str,
-    /// The object's name (`get`), or the label selector (`list`).
-    name_or_selector: &'a str,
-}
-
-impl<'a> Query<'a> {
-    /// `get` of one named object.
-    pub fn get(
-        (group, version, resource): (&'static str, &'static str, &'static str),
-        namespace: &'a str,
-        name: &'a str,
-    ) -> Self {
-        Query {
-            verb: Verb::Get,
-            group,
-            version,
-            resource,
-            namespace,
-            name_or_selector: name,
-        }
-    }
-
-    /// `list` of the objects a label selector matches.
-    pub fn list(
-        (group, version, resource): (&'static str, &'static str, &'static str),
-        namespace: &'a str,
-        selector: &'a str,
-    ) -> Self {
-        Query {
-            verb: Verb::List,
-            ..Query::get((group, version, resource), namespace, selector)
-        }
-    }
-
-    /// The request path, e.g. `/apis/batch/v1/namespaces/NS/jobs/NAME`.
-    fn path(&self) -> String {
-        let (namespace, resource) = (self.namespace, self.resource);
-        let prefix = match self.group {
-            "" => format!("/api/{}", self.version),
-            group => format!("/apis/{group}/{}", self.version),
-        };
-        match self.verb {
-            Verb::Get => format!(
-                "{prefix}/namespaces/{namespace}/{resource}/{}",
-                self.name_or_selector
-            ),
-            Verb::List => format!(
-                "{prefix}/namespaces/{namespace}/{resource}?labelSelector={}",
-                selector::encode(self.name_or_selector)
-            ),
-        }
-    }
-
-    /// `forbidden: get jobs/NAME in NS — grant get on jobs (apiGroup "batch")`.
-    fn forbidden(&self) -> Failure {
-        let (resource, namespace) = (self.resource, self.namespace);
-        let (verb, object) = match self.verb {
-            Verb::Get => ("get", format!("{resource}/{}", self.name_or_selector)),
-            Verb::List => ("list", resource.to_string()),
-        };
-        let group = match self.group {
-            "" => String::new(),
-            group => format!(" (apiGroup \"{group}\")"),
-        };
-        Failure::Protocol(format!(
-            "forbidden: {verb} {object} in {namespace} — grant {verb} on {resource}{group} to \
-             the pod's service account"
-        ))
-    }
+/// What is asked of a resource, and so which RBAC verb it needs.
+#[derive(Clone, Copy)]
+pub enum Query<'a> {
+    /// `get` of the object so named.
+    Get(&'a str),
+    /// `list` of the objects this label selector matches.
+    List(&'a str),
 }
 
 /// What the API server says when it refuses: a `Status` object.
 #[derive(Deserialize)]
 struct Status {
-    /// Its message, e.g. `jobs.batch "x" not found`.
+    /// E.g. `jobs.batch "x" not found`.
     #[serde(default)]
     message: String,
 }
 
-/// Sends `query`: the answer's body when found, `None` when there is no such object (404).
-pub async fn get(cluster: &Cluster, query: &Query<'_>) -> Result<Option<Vec<u8>>, Failure> {
+/// Asks `query` of `resource` in `namespace` and reads the answer into `T`. No such object
+/// (404) is not ready yet, and `absent` says why.
+pub async fn fetch<T: DeserializeOwned>(
+    cluster: &Cluster,
+    resource: Resource,
+    namespace: &str,
+    query: Query<'_>,
+    absent: impl FnOnce() -> String,
+) -> Result<T, Miss<Failure>> {
     let token = cluster.read_token().await?;
-    let request = request(cluster, &query.path(), &token)?;
+    let request = request(cluster, &path(resource, namespace, query), &token);
+    let request = request.map_err(Failure::from)?;
     let stream: BoxedIo = Box::new(connect_tcp(&cluster.endpoint).await?);
     let trust = "not the one in the service account's ca.crt";
     let stream =
@@ -130,31 +62,58 @@ pub async fn get(cluster: &Cluster, query: &Query<'_>) -> Result<Option<Vec<u8>>
     })
     .await?;
     if body.len() > MAX_ANSWER {
-        return Err(Failure::Protocol(format!(
-            "the API server's answer is over {} MiB",
-            MAX_ANSWER >> 20
-        )));
+        let mib = MAX_ANSWER >> 20;
+        return Err(Failure::from(format!("the API server's answer is over {mib} MiB")).into());
     }
-    match status {
-        200 => Ok(Some(body)),
-        404 => Ok(None),
-        401 => Err(
-            "token rejected (401 Unauthorized): the API server does not accept the \
-                    service account token"
-                .into(),
-        ),
-        403 => Err(query.forbidden()),
+    let failure = match status {
+        200 => return Ok(parse(&body)?),
+        404 => absent().into(),
+        401 => "token rejected (401 Unauthorized): the API server does not accept the service \
+                account token"
+            .into(),
+        403 => forbidden(resource, namespace, query),
         _ => {
             let message = serde_json::from_slice::<Status>(&body)
                 .map(|status| status.message)
                 .unwrap_or_default();
-            Err(Failure::Protocol(format!(
-                "status {status} from the API server{}{}",
-                if message.is_empty() { "" } else { ": " },
-                super::object::clip(&message)
-            )))
+            let colon = if message.is_empty() { "" } else { ": " };
+            format!(
+                "status {status} from the API server{colon}{}",
+                clip(&message)
+            )
+            .into()
         }
+    };
+    Err(Miss::NotYet(failure))
+}
+
+/// The request path, e.g. `/apis/batch/v1/namespaces/NS/jobs/NAME`.
+fn path((group, version, plural): Resource, namespace: &str, query: Query) -> String {
+    let api = match group {
+        "" => format!("/api/{version}"),
+        group => format!("/apis/{group}/{version}"),
+    };
+    let collection = format!("{api}/namespaces/{namespace}/{plural}");
+    match query {
+        Query::Get(name) => format!("{collection}/{name}"),
+        Query::List(labels) => format!("{collection}?labelSelector={}", selector::encode(labels)),
     }
+}
+
+/// `forbidden: get jobs/NAME in NS — grant get on jobs (apiGroup "batch") to the pod's …`.
+fn forbidden((group, _, plural): Resource, namespace: &str, query: Query) -> Failure {
+    let (verb, object) = match query {
+        Query::Get(name) => ("get", format!("{plural}/{name}")),
+        Query::List(_) => ("list", plural.to_string()),
+    };
+    let group = match group {
+        "" => String::new(),
+        group => format!(" (apiGroup \"{group}\")"),
+    };
+    Failure::Protocol(format!(
+        "forbidden: {verb} {object} in {namespace} — grant {verb} on {plural}{group} to the \
+         pod's service account"
+    ))
 }
 
 /// The GET, with the token as a bearer credential marked sensitive.
@@ -181,22 +140,24 @@ mod tests {
 
     #[test]
     fn paths_and_forbidden_reasons() {
-        let job = Query::get(("batch", "v1", "jobs"), "shop", "migrate");
-        assert_eq!(job.path(), "/apis/batch/v1/namespaces/shop/jobs/migrate");
+        let (jobs, job) = (("batch", "v1", "jobs"), Query::Get("migrate"));
         assert_eq!(
-            job.forbidden(),
+            path(jobs, "shop", job),
+            "/apis/batch/v1/namespaces/shop/jobs/migrate"
+        );
+        assert_eq!(
+            forbidden(jobs, "shop", job),
             Failure::from(
                 "forbidden: get jobs/migrate in shop — grant get on jobs (apiGroup \"batch\") to \
              the pod's service account"
             )
         );
-        let pods = Query::list(("", "v1", "pods"), "default", "app=web,tier in (a,b)");
+        let (pods, list) = (("", "v1", "pods"), Query::List("app=web,tier in (a,b)"));
         assert_eq!(
-            pods.path(),
+            path(pods, "default", list),
             "/api/v1/namespaces/default/pods?labelSelector=app%3Dweb%2Ctier%20in%20%28a%2Cb%29"
         );
-        assert!(pods
-            .forbidden()
+        assert!(forbidden(pods, "default", list)
             .to_string()
             .starts_with("forbidden: list pods in default — grant list on pods to"));
     }

@@ -4,21 +4,18 @@
 
 use serde::Deserialize;
 
-use super::object::{nullable, parse};
-use super::request::{get, Query};
-use super::Cluster;
-use crate::engine::Miss;
+use super::object::{nullable, List};
+use super::request::Resource;
 use crate::error::Failure;
 
-/// A discovery.k8s.io/v1 EndpointSliceList.
-#[derive(Deserialize)]
-struct SliceList {
-    #[serde(default, deserialize_with = "nullable")]
-    items: Vec<Slice>,
-}
+pub(super) const SLICES: Resource = ("discovery.k8s.io", "v1", "endpointslices");
+
+/// Why a list of them finds nothing (404).
+pub(super) const UNSERVED: &str =
+    "the API server does not serve discovery.k8s.io/v1 EndpointSlices";
 
 #[derive(Deserialize)]
-struct Slice {
+pub(super) struct Slice {
     /// Sent as `null` when the slice is empty.
     #[serde(default, deserialize_with = "nullable")]
     endpoints: Vec<Endpoint>,
@@ -36,46 +33,30 @@ struct Conditions {
     ready: Option<bool>,
 }
 
-/// One attempt: list the Service's EndpointSlices and judge them.
-pub async fn check(cluster: &Cluster, namespace: &str, name: &str) -> Result<(), Miss<Failure>> {
-    let selector = format!("kubernetes.io/service-name={name}");
-    let query = Query::list(
-        ("discovery.k8s.io", "v1", "endpointslices"),
-        namespace,
-        &selector,
-    );
-    let body = get(cluster, &query).await?.ok_or_else(|| {
-        Miss::NotYet("the API server does not serve discovery.k8s.io/v1 EndpointSlices".into())
-    })?;
-    judge(&parse(&body)?, namespace, name).map_err(Miss::NotYet)
-}
-
-fn judge(list: &SliceList, namespace: &str, name: &str) -> Result<(), Failure> {
-    let endpoints = list.items.iter().flat_map(|slice| &slice.endpoints);
-    let (mut total, mut ready) = (0, 0);
-    for endpoint in endpoints {
-        total += 1;
-        ready += usize::from(endpoint.conditions.ready != Some(false));
+pub(super) fn judge(slices: &List<Slice>, namespace: &str, name: &str) -> Result<(), Failure> {
+    let mut endpoints = slices.items.iter().flat_map(|slice| &slice.endpoints);
+    let total = endpoints.clone().count();
+    if endpoints.any(|endpoint| endpoint.conditions.ready != Some(false)) {
+        return Ok(());
     }
-    match (list.items.len(), total, ready) {
-        (_, _, 1..) => Ok(()),
-        (0, _, _) => Err(Failure::Protocol(format!(
+    Err(match (slices.items.len(), total) {
+        (0, _) => format!(
             "no EndpointSlice for service {name} in {namespace} (no such service yet, or one \
              without a selector)"
-        ))),
-        (_, 0, _) => Err(Failure::Protocol(format!("service {name} has no endpoint"))),
-        (_, total, _) => Err(Failure::Protocol(format!(
-            "service {name} has no ready endpoint ({total} not ready)"
-        ))),
+        ),
+        (_, 0) => format!("service {name} has no endpoint"),
+        (_, total) => format!("service {name} has no ready endpoint ({total} not ready)"),
     }
+    .into())
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::object::parse;
     use super::*;
 
     fn verdict(json: &str) -> Result<(), Failure> {
-        judge(&parse(json.as_bytes()).unwrap(), "ns", "db")
+        judge(&parse(json).unwrap(), "ns", "db")
     }
 
     #[test]
