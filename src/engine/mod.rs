@@ -161,10 +161,9 @@ pub struct Report<F> {
 /// Where a target stands, kept by its loop and read by the engine.
 #[derive(Debug)]
 struct Progress<F> {
-    ready: bool,
-    /// Why the last completed attempt missed; an attempt cut by the deadline fills it only
+    /// What the engine reports of it; an attempt cut by the deadline gives the last error only
     /// when no attempt completed before it.
-    last_error: Option<Missed<F>>,
+    report: TargetReport<F>,
     /// When the attempt now in flight started, if one is.
     in_flight: Option<Instant>,
     /// The attempt in flight, as its check describes it.
@@ -176,8 +175,10 @@ struct Progress<F> {
 impl<F> Default for Progress<F> {
     fn default() -> Self {
         Progress {
-            ready: false,
-            last_error: None,
+            report: TargetReport {
+                ready: false,
+                last_error: None,
+            },
             in_flight: None,
             attempt: Attempt::default(),
             not_before: None,
@@ -191,9 +192,10 @@ impl<F> Progress<F> {
     /// host web`, `status 503`, or `no answer within 1.0s` at its own timeout).
     fn ended(&mut self, miss: Option<Missed<F>>, cut: bool) {
         self.in_flight = None;
+        let last = &mut self.report.last_error;
         match miss {
-            Some(reason) if cut => _ = self.last_error.get_or_insert(reason),
-            Some(reason) => self.last_error = Some(reason),
+            Some(reason) if cut => _ = last.get_or_insert(reason),
+            Some(reason) => *last = Some(reason),
             None => {}
         }
     }
@@ -263,7 +265,7 @@ pub async fn run<C: Condition>(
                 }
                 if end == End::Met {
                     ready_count += 1;
-                    lock(&shared[index]).ready = true;
+                    lock(&shared[index]).report.ready = true;
                     tracing::info!("{}: {} after {}", names[index],
                         if policy.invert { "not ready" } else { "ready" },
                         humanize(start.elapsed()));
@@ -292,16 +294,9 @@ pub async fn run<C: Condition>(
         }
     };
     tasks.abort_all();
-    let targets = shared.iter().map(|progress| {
-        let mut progress = lock(progress);
-        TargetReport {
-            ready: progress.ready,
-            last_error: progress.last_error.take(),
-        }
-    });
     Report {
         ready: met,
-        targets: targets.collect(),
+        targets: shared.iter().map(|p| lock(p).report.clone()).collect(),
     }
 }
 
@@ -413,7 +408,7 @@ fn log_progress<F: fmt::Display>(shared: &[Shared<F>], names: &[String], start: 
     let mut waiting = Vec::new();
     for (progress, name) in shared.iter().zip(names) {
         let progress = lock(progress);
-        if progress.ready {
+        if progress.report.ready {
             continue;
         }
         let asked = match progress.not_before {
@@ -422,7 +417,7 @@ fn log_progress<F: fmt::Display>(shared: &[Shared<F>], names: &[String], start: 
             }
             _ => String::new(),
         };
-        waiting.push(match &progress.last_error {
+        waiting.push(match &progress.report.last_error {
             Some(reason) => format!("{name} ({reason}{asked})"),
             None => name.clone(),
         });
