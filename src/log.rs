@@ -17,8 +17,8 @@ pub struct LogSettings {
     pub format: LogFormat,
 }
 
-/// The form of a log line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The form of a log line (`--log-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogFormat {
     /// Human-readable lines.
     Text,

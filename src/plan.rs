@@ -5,11 +5,11 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::check::{HttpMethod, Options, Redirects};
+use crate::check::{Options, Redirects};
 use crate::cli::{self, CommonArgs, LogArgs, PacingArgs, ProbeArgs, WaitArgs};
 use crate::engine::{Policy, Schedule};
-use crate::log::{LogFormat, LogSettings};
-use crate::process::sidecar::{Legacy, Native, OnNative, Side};
+use crate::log::LogSettings;
+use crate::process::sidecar::{Legacy, Native, Side};
 use crate::target::{HttpTarget, Kind, Target};
 
 /// `wait`'s default deadline.
@@ -178,10 +178,7 @@ impl Plan {
                 statuses: args.status.unwrap_or_default(),
                 matcher,
                 headers: args.headers,
-                method: match args.method {
-                    cli::Method::Get => HttpMethod::Get,
-                    cli::Method::Head => HttpMethod::Head,
-                },
+                method: args.method,
                 unix_socket: args.unix_socket,
                 insecure: args.insecure,
                 // Read and checked once here: a missing or broken file is a usage error before
@@ -322,11 +319,10 @@ fn log_settings(log: &LogArgs, usual: tracing::Level) -> LogSettings {
         (_, true) => tracing::Level::DEBUG,
         _ => usual,
     };
-    let format = match log.log_format {
-        cli::LogFormat::Text => LogFormat::Text,
-        cli::LogFormat::Json => LogFormat::Json,
-    };
-    LogSettings { level, format }
+    LogSettings {
+        level,
+        format: log.log_format,
+    }
 }
 
 /// The side of the sidecar handshake to run, from `sidecar native|legacy`, and its logging.
@@ -339,10 +335,7 @@ pub fn sidecar(command: cli::SidecarCommand, log: &LogArgs) -> (Side, LogSetting
         cli::SidecarCommand::Legacy(args) => Side::Legacy(Legacy {
             state: args.state,
             grace: args.grace,
-            on_native: match args.on_native {
-                cli::OnNative::Sleep => OnNative::Sleep,
-                cli::OnNative::Exit => OnNative::Exit,
-            },
+            on_native: args.on_native,
             command: args.command,
         }),
     };

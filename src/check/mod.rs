@@ -56,15 +56,16 @@ pub struct Options {
     pub redirects: Redirects,
 }
 
-/// The HTTP methods readygate sends.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// The HTTP methods readygate sends; `--method` offers GET and HEAD.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum HttpMethod {
-    /// GET: the body can be matched.
+    /// GET (the default).
     #[default]
     Get,
-    /// HEAD: status only.
+    /// HEAD: no body is ever read.
     Head,
     /// POST with an empty body: never a check, only `--on-exit`'s notice.
+    #[value(skip)]
     Post,
 }
 

@@ -10,9 +10,12 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::check::HttpMethod;
 use crate::duration::parse_duration;
 use crate::header::{Header, HeaderParser};
+use crate::log::LogFormat;
 use crate::matcher::Matcher;
+use crate::process::sidecar::OnNative;
 use crate::status::StatusRanges;
 
 #[derive(Debug, Parser)]
@@ -187,8 +190,8 @@ pub struct CommonArgs {
     pub headers: Vec<Header>,
 
     /// HTTP method.
-    #[arg(long, env = "READYGATE_METHOD", value_enum, default_value_t = Method::Get, ignore_case = true)]
-    pub method: Method,
+    #[arg(long, env = "READYGATE_METHOD", value_enum, default_value_t = HttpMethod::Get, ignore_case = true)]
+    pub method: HttpMethod,
 
     /// Send http(s):// and grpc(s):// requests through this Unix socket instead of TCP.
     #[arg(long, env = "READYGATE_UNIX_SOCKET", value_name = "PATH")]
@@ -268,22 +271,6 @@ impl clap::builder::TypedValueParser for Boolean {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Method {
-    /// GET (the default).
-    Get,
-    /// HEAD: no body is ever read.
-    Head,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogFormat {
-    /// Human-readable lines.
-    Text,
-    /// One JSON object per line.
-    Json,
-}
-
 /// Copy this executable to DIR/readygate (mode 0755, atomically).
 #[derive(Debug, Args)]
 pub struct InstallArgs {
@@ -344,14 +331,6 @@ pub struct SidecarLegacyArgs {
     /// The real sidecar to exec when built-in sidecars do not work.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OnNative {
-    /// Sleep until terminated (pods with restartPolicy: Always).
-    Sleep,
-    /// Exit 0 at once.
-    Exit,
 }
 
 #[cfg(test)]

@@ -40,8 +40,8 @@ pub struct Legacy {
     pub command: Vec<OsString>,
 }
 
-/// What the legacy copy does when the native copy runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What the legacy copy does when the native copy runs (`--on-native`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum OnNative {
     /// Sleep until terminated (pods with restartPolicy: Always).
     Sleep,
