@@ -415,12 +415,50 @@ mod tests {
             ("", "empty"),
             ("a\nb:1", "control characters"),
             ("grpc://h:1/a/b", "no '/'"),
+            ("postgres://u:secret@db", "no password"),
+            ("postgres://@db", "empty user"),
+            ("postgres://db?sslmode=require", "no query"),
+            ("postgres://db:0", "port 0"),
+            ("postgres://:5432", "missing host"),
+            ("postgres://%zz@db", "percent-encoding in the user"),
+            ("redis://secret@cache", ":PASSWORD"),
+            ("redis://user:@cache", "empty password"),
+            ("redis://cache/x", "database number"),
+            ("redis://cache:99999", "invalid port"),
+            ("mysql://root:secret@db", "no user or password"),
+            ("mysql://db/app", "no path"),
+            ("amqp://guest@mq", "no user or password"),
+            ("nats://::1", "brackets"),
+            ("zk://[::1", "unclosed"),
+            ("zk://[::1]x", ":PORT"),
+            ("memcached://", "missing host"),
+            ("dns://db:53", "host name only"),
+            ("dns://10.0.0.1", "not an address"),
+            ("dns://", "missing host"),
+            ("mongodb://db", "unknown scheme"),
+            ("k8s://job/", "missing job name"),
+            ("k8s://job", "missing job name"),
+            ("k8s://widget/x", "unknown kind \"widget\""),
+            ("k8s:///x", "missing kind"),
+            ("k8s://pods", "needs ?selector="),
+            ("k8s://pods/x?selector=a", "takes no name"),
+            ("k8s://job/x?selector=a", "for k8s://pods only"),
+            ("k8s://job/X", "invalid object name"),
+            ("k8s://job/a/b", "invalid object name"),
+            ("k8s://job/x?namespace=", "invalid namespace"),
+            ("k8s://job/x?namespace=a.b", "invalid namespace"),
+            ("k8s://job/x?ns=a", "unknown parameter \"ns\""),
+            ("k8s://job/x?namespace=a&namespace=b", "given twice"),
+            ("k8s://job/x?namespace=%zz", "invalid %-escape"),
+            ("k8s://job/x#frag", "fragment"),
+            ("k8s://pods?selector=a b", "invalid label selector"),
         ];
         for (text, fault) in cases {
             let err = Target::parse(text).unwrap_err();
             assert!(err.starts_with("invalid target \""), "{text}: {err}");
             assert!(err.contains(fault), "{text}: {err} should mention {fault}");
             assert!(!err.contains('\n'), "{text}: {err}");
+            assert!(!err.contains("secret"), "{text}: {err}");
         }
     }
 

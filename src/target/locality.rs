@@ -1,7 +1,7 @@
 //! Whether a target is on this machine: a local one is polled fast (a loopback connect costs
 //! microseconds), any other gently (it is someone else's server, and DNS is the cluster's).
 
-use super::{Host, Kind, Target};
+use super::{AmqpTarget, GrpcTarget, Host, HttpTarget, Kind, PostgresTarget, RedisTarget, Target};
 
 impl Host {
     /// A loopback literal (127.0.0.0/8, `::1`, also IPv4-mapped) or `localhost` / `*.localhost`.
@@ -19,16 +19,17 @@ impl Target {
     pub fn is_local(&self, unix_socket: bool) -> bool {
         match &self.kind {
             Kind::File(_) | Kind::Unix(_) => true,
-            Kind::Http(http) => unix_socket || http.endpoint.host.is_local(),
-            Kind::Grpc(grpc) => unix_socket || grpc.endpoint.host.is_local(),
+            Kind::Http(HttpTarget { endpoint, .. }) | Kind::Grpc(GrpcTarget { endpoint, .. }) => {
+                unix_socket || endpoint.host.is_local()
+            }
             Kind::Tcp(endpoint)
             | Kind::Mysql(endpoint)
             | Kind::Memcached(endpoint)
             | Kind::Nats(endpoint)
-            | Kind::Zookeeper(endpoint) => endpoint.host.is_local(),
-            Kind::Postgres(postgres) => postgres.endpoint.host.is_local(),
-            Kind::Redis(redis) => redis.endpoint.host.is_local(),
-            Kind::Amqp(amqp) => amqp.endpoint.host.is_local(),
+            | Kind::Zookeeper(endpoint)
+            | Kind::Postgres(PostgresTarget { endpoint, .. })
+            | Kind::Redis(RedisTarget { endpoint, .. })
+            | Kind::Amqp(AmqpTarget { endpoint, .. }) => endpoint.host.is_local(),
             // A localhost name is answered without asking any server.
             Kind::Dns(name) => is_localhost(name),
             Kind::K8s(_) => false,

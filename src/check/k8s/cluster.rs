@@ -2,7 +2,7 @@
 //! config finds them: `https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT`, and the
 //! service account's `token`, `ca.crt` and `namespace` in one folder.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -22,7 +22,6 @@ const MAX_TOKEN: u64 = 64 * 1024;
 /// How to reach the API server, and as whom.
 #[derive(Debug)]
 pub struct Cluster {
-    /// The API server's address.
     pub endpoint: Endpoint,
     /// `host:port` (IPv6 in brackets): the `Host` header.
     pub authority: String,
@@ -57,8 +56,7 @@ impl Cluster {
             .filter(|&p| p != 0)
             .ok_or_else(|| format!("KUBERNETES_SERVICE_PORT={} is not a port", quoted(&port)))?;
         let (host, authority) = match host.parse::<IpAddr>() {
-            Ok(ip @ IpAddr::V6(_)) => (Host::Ip(ip), format!("[{ip}]:{port}")),
-            Ok(ip) => (Host::Ip(ip), format!("{ip}:{port}")),
+            Ok(ip) => (Host::Ip(ip), SocketAddr::new(ip, port).to_string()),
             Err(_) => (
                 Host::Name(host.to_ascii_lowercase()),
                 format!("{host}:{port}"),
