@@ -4,11 +4,13 @@ use std::fmt;
 
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 
-/// Header names whose values are secrets and must never be printed.
+use crate::redact::quoted;
+
+/// Header names whose values are secrets: cut off a malformed header line that starts so.
 const SECRET_HEADERS: [&str; 3] = ["authorization", "proxy-authorization", "cookie"];
 
-/// Words that make any header name look secret (`X-Api-Key`, `X-Auth-Token`, `X-Session-Id`):
-/// such values are hidden like the named ones, and not carried to another origin.
+/// Words that make a header name look secret (`Authorization`, `X-Api-Key`, `X-Session-Id`):
+/// such values are hidden, and not carried to another origin.
 const SECRET_WORDS: [&str; 9] = [
     "auth",
     "token",
@@ -33,34 +35,23 @@ pub struct Header {
 impl Header {
     /// Parses `Name: value`; the error names the fault without echoing a secret value.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let Some((name, value)) = text.split_once(':') else {
-            return Err(format!(
-                "invalid header {}: expected \"Name: value\"",
-                crate::redact::quoted(&redacted_text(text))
-            ));
+        let malformed = || {
+            let shown = quoted(&redacted_text(text));
+            format!("invalid header {shown}: expected \"Name: value\"")
         };
-        let name = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| {
-            let shown = redacted_text(name.trim());
-            if shown == name.trim() {
-                format!("invalid header name {}", crate::redact::quoted(&shown))
-            } else {
-                // `Authorization Basic user:pass`: the ':' of the value made a name of it all.
-                format!(
-                    "invalid header {}: expected \"Name: value\"",
-                    crate::redact::quoted(&redacted_text(text))
-                )
+        let (name, value) = text.split_once(':').ok_or_else(malformed)?;
+        let (name, value) = (name.trim(), value.trim());
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            // `Authorization Basic user:pass`: the ':' of the value made a name of it all.
+            match redacted_text(name) == name {
+                true => format!("invalid header name {}", quoted(name)),
+                false => malformed(),
             }
         })?;
         let secret = is_secret(name.as_str());
-        let mut value = HeaderValue::from_str(value.trim()).map_err(|_| {
-            if secret {
-                format!("invalid value for header {name}")
-            } else {
-                format!(
-                    "invalid value for header {name}: {}",
-                    crate::redact::quoted(value.trim())
-                )
-            }
+        let mut value = HeaderValue::from_str(value).map_err(|_| match secret {
+            true => format!("invalid value for header {name}"),
+            false => format!("invalid value for header {name}: {}", quoted(value)),
         })?;
         value.set_sensitive(secret);
         Ok(Header { name, value })
@@ -73,8 +64,8 @@ impl Header {
 }
 
 /// The clap value parser of `-H`/`READYGATE_HEADER`. clap's own wrapper around a parse function
-/// quotes the raw value in its error (`invalid value 'Authorization: …' for '--header'`),
-/// which would print a secret; this one reports only [`Header::parse`]'s redacted message.
+/// quotes the raw value in its error, which would print a secret; this one reports only
+/// [`Header::parse`]'s redacted message.
 #[derive(Debug, Clone, Copy)]
 pub struct HeaderParser;
 
@@ -88,27 +79,19 @@ impl clap::builder::TypedValueParser for HeaderParser {
         value: &std::ffi::OsStr,
     ) -> Result<Header, clap::Error> {
         let option = arg.map_or_else(|| "--header".to_string(), ToString::to_string);
-        let fail = |message: String| {
-            clap::Error::raw(
-                clap::error::ErrorKind::ValueValidation,
-                format!("invalid value for '{option}': {message}\n"),
-            )
-            .with_cmd(cmd)
-        };
-        let text = value
-            .to_str()
-            .ok_or_else(|| fail("invalid UTF-8".to_string()))?;
-        Header::parse(text).map_err(fail)
+        let parsed = value.to_str().ok_or("invalid UTF-8".to_string());
+        parsed.and_then(Header::parse).map_err(|message| {
+            let message = format!("invalid value for '{option}': {message}\n");
+            clap::Error::raw(clap::error::ErrorKind::ValueValidation, message).with_cmd(cmd)
+        })
     }
 }
 
-/// Whether a header with this name carries a secret: one of the secret names, a name that
-/// starts with one (`Cookies`, `Authorization!`, `Authorization-Token`), which is a typo or a
-/// custom header of the same kind, or a name with a secret-looking word in it.
+/// Whether a header with this name carries a secret: its name holds a secret-looking word
+/// (`Authorization`, `Cookies`, `X-Api-Key`, `X-Auth-Token`).
 pub fn is_secret(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    SECRET_HEADERS.iter().any(|s| lower.starts_with(s))
-        || SECRET_WORDS.iter().any(|word| lower.contains(word))
+    SECRET_WORDS.iter().any(|word| lower.contains(word))
 }
 
 /// A header line as typed, with everything after a secret name cut off (whatever separates
@@ -143,16 +126,11 @@ pub fn apply<'a>(headers: &mut HeaderMap, given: impl IntoIterator<Item = &'a He
 
 impl fmt::Display for Header {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.is_secret() {
-            write!(f, "{}: ***", self.name)
-        } else {
-            write!(
-                f,
-                "{}: {}",
-                self.name,
-                String::from_utf8_lossy(self.value.as_bytes())
-            )
-        }
+        let value = match self.is_secret() {
+            true => "***".into(),
+            false => String::from_utf8_lossy(self.value.as_bytes()),
+        };
+        write!(f, "{}: {value}", self.name)
     }
 }
 
@@ -187,9 +165,8 @@ mod tests {
         }
         assert!(header.value.is_sensitive());
         assert!(!Header::parse("X-Request-Id: 7").unwrap().is_secret());
-        let err = Header::parse("Cookie: a=\u{7f}hunter2").unwrap_err();
-        assert!(!err.contains("hunter2"), "{err}");
         for typo in [
+            "Cookie: a=\u{7f}hunter2",
             "Authorization hunter2",
             "Authorization\thunter2",
             "cookie=hunter2",

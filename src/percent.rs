@@ -15,26 +15,20 @@ pub fn decode_strict(text: &[u8]) -> Option<Vec<u8>> {
 /// text is refused).
 fn decode_with(text: &[u8], stray: Option<u8>) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(text.len());
-    let mut i = 0;
-    while i < text.len() {
-        if text[i] != b'%' {
-            out.push(text[i]);
-            i += 1;
+    let mut rest = text;
+    while let Some((&byte, tail)) = rest.split_first() {
+        rest = tail;
+        if byte != b'%' {
+            out.push(byte);
             continue;
         }
-        let hex = text
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match hex {
-            Some(byte) => {
-                out.push(byte);
-                i += 3;
+        let hex = tail.get(..2).and_then(|h| std::str::from_utf8(h).ok());
+        match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+            Some(decoded) => {
+                out.push(decoded);
+                rest = &tail[2..];
             }
-            None => {
-                out.push(stray?);
-                i += 1;
-            }
+            None => out.push(stray?),
         }
     }
     Some(out)
@@ -45,12 +39,11 @@ fn decode_with(text: &[u8], stray: Option<u8>) -> Option<Vec<u8>> {
 /// `Location` that holds them; `%` and the reserved characters are kept.
 pub fn encode_uri_bytes(text: &[u8]) -> String {
     let mut out = String::with_capacity(text.len());
-    for &byte in text {
-        let allowed = byte.is_ascii_alphanumeric() || b"-._~:/?#[]@!$&'()*+,;=%".contains(&byte);
-        if allowed {
-            out.push(char::from(byte));
+    for &b in text {
+        if b.is_ascii_alphanumeric() || b"-._~:/?#[]@!$&'()*+,;=%".contains(&b) {
+            out.push(char::from(b));
         } else {
-            out.push_str(&format!("%{byte:02X}"));
+            out.push_str(&format!("%{b:02X}"));
         }
     }
     out

@@ -8,19 +8,15 @@ pub fn quoted(text: &str) -> String {
 
 /// Escapes control characters in a message that is about to be printed on one line.
 pub fn one_line(text: &str) -> String {
-    if text.chars().any(char::is_control) {
-        text.chars()
-            .map(|c| {
-                if c.is_control() {
-                    c.escape_debug().to_string()
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect()
-    } else {
-        text.to_string()
+    let mut shown = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            shown.extend(c.escape_debug());
+        } else {
+            shown.push(c);
+        }
     }
+    shown
 }
 
 /// Hides whatever looks like a secret anywhere in `text`, whatever produced it: the userinfo
@@ -32,47 +28,34 @@ pub fn secrets(text: &str) -> String {
         return text.to_string();
     }
     let mut shown = String::with_capacity(text.len());
-    let mut word = String::new();
-    let mut previous = '\0';
-    for c in text.chars() {
+    let (mut start, mut previous) = (0, '\0');
+    for (i, c) in text.char_indices() {
         // A word ends at white space or an unescaped double quote (JSON and Rust string
         // quoting); an escaped quote stays inside, as it would in a password.
         if c.is_whitespace() || (c == '"' && previous != '\\') {
-            shown.push_str(&word_secrets(&word));
-            word.clear();
+            shown.push_str(&word_secrets(&text[start..i]));
             shown.push(c);
-        } else {
-            word.push(c);
+            start = i + c.len_utf8();
         }
         previous = c;
     }
-    shown.push_str(&word_secrets(&word));
+    shown.push_str(&word_secrets(&text[start..]));
     shown
 }
 
 /// [`secrets`] for one word.
 fn word_secrets(word: &str) -> String {
-    let word = match word.rfind('@') {
-        Some(at) => userinfo_hidden(word, at),
-        None => word.to_string(),
-    };
-    match word.find('?') {
-        Some(question) => query_hidden(&word, question),
-        None => word,
-    }
-}
-
-/// `word` with what stands before its last `@` hidden, when that looks like a userinfo:
-/// `user:***@` for one with a password; `***@` after a scheme for a lone token.
-fn userinfo_hidden(word: &str, at: usize) -> String {
-    match hidden_range(word, at) {
+    let word = match hidden_range(word) {
         Some(range) => format!("{}***{}", &word[..range.start], &word[range.end..]),
         None => word.to_string(),
-    }
+    };
+    query_hidden(&word)
 }
 
-/// The bytes of `word` that [`userinfo_hidden`] hides, given its last `@` at `at`.
-fn hidden_range(word: &str, at: usize) -> Option<std::ops::Range<usize>> {
+/// The userinfo `word` holds before its last `@`, if it looks like one: the password of
+/// `user:pass@`, or after a scheme a lone token (`https://token@`).
+fn hidden_range(word: &str) -> Option<std::ops::Range<usize>> {
+    let at = word.rfind('@')?;
     let before = &word[..at];
     let (start, scheme) = match scheme_end(before) {
         Some(end) => (end, true),
@@ -99,7 +82,7 @@ fn hidden_range(word: &str, at: usize) -> Option<std::ops::Range<usize>> {
 pub fn secret_pieces_hidden(text: &str, reason: &str) -> String {
     let pieces: Vec<&str> = text
         .split(|c: char| c.is_whitespace() || c == '"')
-        .filter_map(|word| hidden_range(word, word.rfind('@')?).map(|range| &word[range]))
+        .filter_map(|word| hidden_range(word).map(|range| &word[range]))
         .flat_map(|hidden| hidden.split(['#', '/', '?', '@', ':']))
         .filter(|p| !p.is_empty())
         .collect();
@@ -140,40 +123,36 @@ fn scheme_end(text: &str) -> Option<usize> {
     Some(colon + 1 + (after.len() - after.trim_start_matches('/').len()))
 }
 
-/// `word` with the values of its secret-looking query parameters (after `?`) hidden.
-fn query_hidden(word: &str, question: usize) -> String {
-    let (head, query) = word.split_at(question + 1);
-    let mut shown = head.to_string();
-    let mut rest = query;
-    loop {
-        let end = rest.find(['&', ';', '#', '\'']).unwrap_or(rest.len());
-        let (pair, tail) = rest.split_at(end);
+/// `word` with the values of its secret-looking query parameters hidden; the query ends at a
+/// fragment or a closing quote.
+fn query_hidden(word: &str) -> String {
+    let Some(question) = word.find('?') else {
+        return word.to_string();
+    };
+    let end = word[question..]
+        .find(['#', '\''])
+        .map_or(word.len(), |i| question + i);
+    let mut shown = word[..=question].to_string();
+    for pair in word[question + 1..end].split_inclusive(['&', ';']) {
+        let (pair, separator) = pair.split_at(pair.trim_end_matches(['&', ';']).len());
         match pair.split_once('=') {
             Some((name, value)) if is_secret_name(name) && !value.is_empty() => {
                 shown.push_str(name);
                 shown.push_str("=***");
                 // The colon of `TARGET: reason` ends the last word, not the secret.
-                if tail.is_empty() && value.ends_with(':') {
+                if end == word.len() && separator.is_empty() && value.ends_with(':') {
                     shown.push(':');
                 }
             }
             _ => shown.push_str(pair),
         }
-        let Some(separator) = tail.chars().next() else {
-            return shown;
-        };
-        shown.push(separator);
-        if separator == '#' || separator == '\'' {
-            shown.push_str(&tail[1..]);
-            return shown;
-        }
-        rest = &tail[1..];
+        shown.push_str(separator);
     }
+    shown + &word[end..]
 }
 
-/// Whether a query parameter's name says its value is a secret: it contains `token`, `secret`,
-/// `passw`, `pwd`, `auth`, `credential`, `signature`, `apikey` or `session`, or one of its
-/// `_`/`-`/`.`-separated parts is `key`, `sig` or `pass`.
+/// Whether a query parameter's name says its value is a secret: it holds a secret word, or one
+/// of its `_`/`-`/`.`-separated parts is `key`, `sig` or `pass` (not `monkey`).
 fn is_secret_name(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
     const WITHIN: [&str; 9] = [

@@ -5,7 +5,7 @@ mod wire;
 
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
-use hyper::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, TE, USER_AGENT};
+use hyper::header::{HeaderMap, HeaderName, CONTENT_TYPE, TE, USER_AGENT};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
@@ -76,19 +76,18 @@ pub async fn check(target: &GrpcTarget, context: &Context) -> Result<(), Failure
 /// tenant), as they do with grpcurl's `-H`.
 fn request(target: &GrpcTarget, metadata: &[Header]) -> Result<Request<Full<Bytes>>, String> {
     let scheme = if target.tls { "https" } else { "http" };
+    let body = Full::new(Bytes::from(wire::encode_request(&target.service)));
     let mut request = Request::builder()
         .method(Method::POST)
         .uri(format!("{scheme}://{}{CHECK_PATH}", target.authority))
-        .body(Full::new(Bytes::from(wire::encode_request(
-            &target.service,
-        ))))
+        .header(CONTENT_TYPE, "application/grpc")
+        .header(TE, "trailers")
+        .header(USER_AGENT, AGENT)
+        .body(body)
         .map_err(|e| format!("invalid gRPC request: {e}"))?;
-    let headers = request.headers_mut();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
-    headers.insert(TE, HeaderValue::from_static("trailers"));
-    headers.insert(USER_AGENT, HeaderValue::from_static(AGENT));
     // As for HTTP: a name given replaces readygate's own, an empty value only removes it.
-    crate::header::apply(headers, metadata.iter().filter(|h| is_metadata(&h.name)));
+    let metadata = metadata.iter().filter(|h| is_metadata(&h.name));
+    crate::header::apply(request.headers_mut(), metadata);
     Ok(request)
 }
 
@@ -180,6 +179,8 @@ fn transport_error(err: &hyper::Error) -> Failure {
 
 #[cfg(test)]
 mod tests {
+    use hyper::header::HeaderValue;
+
     use super::*;
     use crate::target::{Kind, Target};
 

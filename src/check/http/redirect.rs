@@ -64,18 +64,10 @@ pub fn next(
     // The fragment is never sent; what a URI cannot hold is escaped.
     let raw = raw.split(|&b| b == b'#').next().unwrap_or(raw);
     let reference = crate::percent::encode_uri_bytes(raw);
-    let absolute = match scheme_of(&reference) {
-        Some(scheme) => {
-            let scheme = scheme.to_ascii_lowercase();
-            if scheme != "http" && scheme != "https" {
-                return Ok(Redirect::Answer);
-            }
-            let rest = &reference[scheme.len() + 1..];
-            if !rest.starts_with("//") {
-                return Err(invalid());
-            }
-            Some(format!("{scheme}:{rest}"))
-        }
+    // Target::parse refuses an http(s) scheme without its `//`.
+    let absolute = match scheme_of(&reference).map(str::to_ascii_lowercase) {
+        Some(scheme) if scheme != "http" && scheme != "https" => return Ok(Redirect::Answer),
+        Some(scheme) => Some(format!("{scheme}{}", &reference[scheme.len()..])),
         None if reference.starts_with("//") => {
             let scheme = if current.tls { "https" } else { "http" };
             Some(format!("{scheme}:{reference}"))
@@ -269,6 +261,7 @@ mod tests {
             ("https://other:8443/x", "other", true),
             ("//other/x", "other", false),
             ("https://h/x", "h", true),
+            ("HTTPS://h/x", "h", true),
         ] {
             match go(
                 "http://h/a",
