@@ -9,12 +9,11 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpStream, UnixStream};
 use tokio::task::JoinSet;
-use tokio::time::{sleep, Instant};
+use tokio::time::sleep;
 
-use crate::error::describe_io;
-use crate::error::Failure;
+use crate::error::{describe_io, Failure};
 use crate::net::resolve::resolve;
-use crate::target::{Endpoint, Host};
+use crate::target::Endpoint;
 
 /// Any stream an HTTP or gRPC client can run over.
 pub trait Io: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
@@ -28,65 +27,41 @@ pub type BoxedIo = Box<dyn Io>;
 /// the others of the attempt's time.
 const NEXT_ADDRESS_AFTER: Duration = Duration::from_millis(250);
 
-/// Connects to the first address of `endpoint` that accepts, trying every address it resolves
-/// to; the error names the last failure.
+/// Connects to the first address of `endpoint` that accepts, racing them as Happy Eyeballs
+/// (RFC 8305) does: each joins [`NEXT_ADDRESS_AFTER`] after the one before, or at once when
+/// one fails. The error names the last failure.
 pub async fn connect_tcp(endpoint: &Endpoint) -> Result<TcpStream, Failure> {
-    let addrs = match endpoint.host {
-        Host::Ip(ip) => vec![SocketAddr::new(ip, endpoint.port)],
-        Host::Name(_) => resolve(endpoint).await?,
-    };
-    connect_any(&addrs, endpoint).await
+    connect_any(&resolve(endpoint).await?, endpoint).await
 }
 
-/// Happy Eyeballs (RFC 8305): each address joins the race [`NEXT_ADDRESS_AFTER`] after the one
-/// before, or at once when one fails; the first to connect wins.
 async fn connect_any(addrs: &[SocketAddr], endpoint: &Endpoint) -> Result<TcpStream, Failure> {
-    // One address (an IP literal, most targets): nothing to race.
-    if let [addr] = addrs {
-        return connect(*addr)
-            .await
-            .map_err(|err| connect_error(addr, &err, 1));
-    }
     let mut waiting = addrs.iter().copied();
     let mut connecting = JoinSet::new();
     let mut last = None;
-    // The first address starts at once, the next when its turn comes or the one before fails.
-    let mut start_next = |connecting: &mut JoinSet<_>| {
+    loop {
         if let Some(addr) = waiting.next() {
             connecting.spawn(async move { (addr, connect(addr).await) });
         }
-        waiting.len() > 0
-    };
-    let mut more = start_next(&mut connecting);
-    let next_after = sleep(NEXT_ADDRESS_AFTER);
-    tokio::pin!(next_after);
-    loop {
         // Cancellation: both arms are cancel-safe; dropping `connecting` aborts every connect.
         tokio::select! {
-            () = &mut next_after, if more => {
-                more = start_next(&mut connecting);
-                next_after.as_mut().reset(Instant::now() + NEXT_ADDRESS_AFTER);
-            }
+            () = sleep(NEXT_ADDRESS_AFTER), if waiting.len() > 0 => {}
             Some(joined) = connecting.join_next() => match joined {
                 Ok((_, Ok(stream))) => return Ok(stream),
-                Ok((addr, Err(err))) => {
-                    last = Some((addr, err));
-                    // A refusal is news at once: the next address need not wait its turn.
-                    more = start_next(&mut connecting);
-                    next_after.as_mut().reset(Instant::now() + NEXT_ADDRESS_AFTER);
-                }
+                Ok((addr, Err(err))) => last = Some((addr, err)),
                 Err(_) => {}
             },
             else => break,
         }
     }
-    match last {
-        Some((addr, err)) => Err(connect_error(&addr, &err, addrs.len())),
-        None => Err(Failure::Io(format!(
-            "no address to connect to for {}",
-            endpoint.host
-        ))),
-    }
+    // `connection refused to 127.0.0.1:5432`, naming how many other addresses were tried.
+    Err(match last {
+        Some((addr, err)) => Failure::Connect {
+            addr: Some(addr),
+            cause: describe_io(&err),
+            tried: addrs.len(),
+        },
+        None => Failure::Io(format!("no address to connect to for {}", endpoint.host)),
+    })
 }
 
 /// One TCP connect on a fresh socket, with Nagle's algorithm off: a probe's request is one
@@ -97,29 +72,15 @@ async fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
     Ok(stream)
 }
 
-/// `connection refused to 127.0.0.1:5432`, naming how many other addresses were tried.
-fn connect_error(addr: &SocketAddr, err: &io::Error, tried: usize) -> Failure {
-    Failure::Connect {
-        addr: Some(*addr),
-        cause: describe_io(err),
-        tried,
-    }
-}
-
 /// Connects to a Unix stream socket.
 pub async fn connect_unix(path: &Path) -> Result<UnixStream, Failure> {
-    UnixStream::connect(path)
-        .await
-        .map_err(|err| match err.kind() {
-            io::ErrorKind::NotFound => {
-                Failure::Io(format!("no socket at {} (no such file)", path.display()))
-            }
-            _ => Failure::Io(format!(
-                "{} to socket {}",
-                describe_io(&err),
-                path.display()
-            )),
+    UnixStream::connect(path).await.map_err(|err| {
+        let path = path.display();
+        Failure::Io(match err.kind() {
+            io::ErrorKind::NotFound => format!("no socket at {path} (no such file)"),
+            _ => format!("{} to socket {path}", describe_io(&err)),
         })
+    })
 }
 
 /// Opens the stream for an HTTP or gRPC request: through `unix_socket` if given, else TCP.
@@ -132,58 +93,39 @@ pub async fn open(endpoint: &Endpoint, unix_socket: Option<&Path>) -> Result<Box
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     use std::net::{Ipv4Addr, TcpListener};
+    use std::time::Instant;
 
-    fn endpoint(host: Host, port: u16) -> Endpoint {
+    use super::*;
+    use crate::target::Host;
+
+    fn listener() -> (TcpListener, SocketAddr) {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let addr = listener.local_addr().unwrap();
+        (listener, addr)
+    }
+
+    fn named(name: &str, port: u16) -> Endpoint {
+        let host = Host::Name(name.into());
         Endpoint { host, port }
     }
 
     #[tokio::test]
     async fn a_refusal_names_the_address() {
-        let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let err = connect_tcp(&endpoint(Host::Ip(Ipv4Addr::LOCALHOST.into()), port))
-            .await
-            .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            format!("connection refused to 127.0.0.1:{port}")
-        );
-    }
-
-    /// A listener whose accept queue is full: a further SYN to it is dropped, so a connect to
-    /// it stays pending as one to an unanswering host. The streams fill the queue.
-    fn full_listener() -> (TcpListener, Vec<std::net::TcpStream>) {
-        let socket = tokio::net::TcpSocket::new_v4().unwrap();
-        socket.bind((Ipv4Addr::LOCALHOST, 0).into()).unwrap();
-        let listener = socket.listen(0).unwrap().into_std().unwrap();
-        listener.set_nonblocking(false).unwrap();
-        let addr = listener.local_addr().unwrap();
-        let mut fillers = Vec::new();
-        for _ in 0..8 {
-            match std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
-                Ok(stream) => fillers.push(stream),
-                Err(_) => return (listener, fillers),
-            }
-        }
-        panic!("the accept queue never filled");
+        let closed = listener().1;
+        let endpoint = Endpoint {
+            host: Host::Ip(closed.ip()),
+            port: closed.port(),
+        };
+        let err = connect_tcp(&endpoint).await.unwrap_err();
+        assert_eq!(err.to_string(), format!("connection refused to {closed}"));
     }
 
     #[tokio::test]
     async fn several_addresses_answered_at_once_are_tried_in_order_without_waiting() {
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
-        let open = listener.local_addr().unwrap();
-        let closed = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-            .unwrap()
-            .local_addr()
-            .unwrap();
-        let name = endpoint(Host::Name("test".into()), open.port());
-        let started = std::time::Instant::now();
+        let ((_listener, open), closed) = (listener(), listener().1);
+        let started = Instant::now();
+        let name = named("test", open.port());
         let stream = connect_any(&[closed, open], &name).await.unwrap();
         assert_eq!(stream.peer_addr().unwrap(), open);
         assert!(
@@ -191,50 +133,43 @@ mod tests {
             "the refusal was waited on"
         );
         let err = connect_any(&[closed, closed], &name).await.unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            format!("connection refused to {closed} (and 1 other address)")
-        );
+        let refused = format!("connection refused to {closed} (and 1 other address)");
+        assert_eq!(err.to_string(), refused);
     }
 
     #[tokio::test]
     async fn a_first_address_that_does_not_answer_still_races_the_next() {
-        let (full, _fillers) = full_listener();
+        // A listener whose accept queue is full drops a further SYN, so a connect to it stays
+        // pending as one to an unanswering host.
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind((Ipv4Addr::LOCALHOST, 0).into()).unwrap();
+        let full = socket.listen(0).unwrap();
         let unanswered = full.local_addr().unwrap();
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
-        let open = listener.local_addr().unwrap();
-        let name = endpoint(Host::Name("test".into()), open.port());
-        let started = std::time::Instant::now();
-        let stream = tokio::time::timeout(
-            Duration::from_secs(5),
-            connect_any(&[unanswered, open], &name),
-        )
-        .await
-        .expect("the second address joined the race")
-        .unwrap();
+        let connect = |_| std::net::TcpStream::connect_timeout(&unanswered, NEXT_ADDRESS_AFTER);
+        let fillers: Vec<_> = (0..8).map_while(|n| connect(n).ok()).collect();
+        assert!(fillers.len() < 8, "the accept queue never filled");
+        let (_listener, open) = listener();
+        let started = Instant::now();
+        let (addrs, name) = ([unanswered, open], named("test", open.port()));
+        let stream = tokio::time::timeout(Duration::from_secs(5), connect_any(&addrs, &name)).await;
+        let stream = stream.expect("the second address joined the race").unwrap();
         assert_eq!(stream.peer_addr().unwrap(), open);
+        let turn = NEXT_ADDRESS_AFTER - Duration::from_millis(20);
         assert!(
-            started.elapsed() >= NEXT_ADDRESS_AFTER - Duration::from_millis(20),
-            "the second address started before the first had its turn"
+            started.elapsed() >= turn,
+            "the second address started before its turn"
         );
     }
 
     #[tokio::test]
     async fn localhost_finds_the_loopback_that_listens() {
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let stream = connect_tcp(&endpoint(Host::Name("localhost".into()), port))
-            .await
-            .unwrap();
-        assert_eq!(stream.peer_addr().unwrap(), listener.local_addr().unwrap());
+        let (listener, open) = listener();
+        let localhost = named("localhost", open.port());
+        let stream = connect_tcp(&localhost).await.unwrap();
+        assert_eq!(stream.peer_addr().unwrap(), open);
         drop(listener);
-        let err = connect_tcp(&endpoint(Host::Name("localhost".into()), port))
-            .await
-            .unwrap_err();
-        assert!(
-            err.to_string().starts_with("connection refused to ")
-                && err.to_string().contains(" other address"),
-            "{err}"
-        );
+        let err = connect_tcp(&localhost).await.unwrap_err().to_string();
+        let refused = err.starts_with("connection refused to ") && err.contains(" other address");
+        assert!(refused, "{err}");
     }
 }

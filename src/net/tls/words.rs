@@ -1,15 +1,16 @@
-//! Certificate failures in words a person can act on: what is wrong, and the fix.
+//! TLS failures in words a person can act on: what is wrong, and the fix.
 
+use std::io;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use rustls::pki_types::UnixTime;
-use rustls::{CertificateError, OtherError};
+use rustls::{CertificateError as Cert, Error, OtherError};
 
-/// The server's certificate signed itself and no trusted root is it: said so, rather than
-/// as an unknown authority or webpki's `CaUsedAsEndEntity`.
+/// The server's certificate signed itself and no trusted root is it: said so, rather than as
+/// an unknown authority or webpki's `CaUsedAsEndEntity`.
 #[derive(Debug)]
-pub struct SelfSigned;
+struct SelfSigned;
 
 impl std::fmt::Display for SelfSigned {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -20,38 +21,27 @@ impl std::fmt::Display for SelfSigned {
 impl std::error::Error for SelfSigned {}
 
 /// [`SelfSigned`] as the verifier returns it.
-pub fn self_signed() -> rustls::Error {
-    rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(Arc::new(SelfSigned))))
+pub fn self_signed() -> Error {
+    Error::InvalidCertificate(Cert::Other(OtherError(Arc::new(SelfSigned))))
 }
 
-/// A handshake failure in words; `trust` says how to trust a certificate of an unknown
+/// A failed handshake in words; `trust` says how to trust a certificate of an unknown
 /// authority.
-pub fn handshake(err: &std::io::Error, trust: &str) -> String {
-    let Some(tls) = err
-        .get_ref()
-        .and_then(|e| e.downcast_ref::<rustls::Error>())
-    else {
-        return crate::error::describe_io(err);
+pub fn handshake(err: &io::Error, trust: &str) -> String {
+    let problem = match err.get_ref().and_then(|e| e.downcast_ref()) {
+        Some(Error::InvalidCertificate(problem)) => problem,
+        Some(Error::AlertReceived(alert)) => return format!("the server sent alert {alert:?}"),
+        Some(other) => return other.to_string(),
+        None => return crate::error::describe_io(err),
     };
-    match tls {
-        rustls::Error::InvalidCertificate(problem) => certificate(problem, trust),
-        rustls::Error::AlertReceived(alert) => format!("the server sent alert {alert:?}"),
-        other => other.to_string(),
-    }
-}
-
-/// `problem` in words; `trust` says how to trust a certificate of an unknown authority.
-pub fn certificate(problem: &CertificateError, trust: &str) -> String {
+    let renew = "renew the server's certificate";
+    let clocks = "check the clocks of this machine and the server";
     match problem {
-        CertificateError::UnknownIssuer => {
-            format!("certificate signed by an unknown authority ({trust})")
-        }
-        CertificateError::NotValidForName => {
-            "certificate not valid for this host name (ask for a name it holds, or set \
-             --tls-server-name)"
-                .into()
-        }
-        CertificateError::NotValidForNameContext {
+        Cert::UnknownIssuer => format!("certificate signed by an unknown authority ({trust})"),
+        Cert::NotValidForName => "certificate not valid for this host name (ask for a name it \
+                                  holds, or set --tls-server-name)"
+            .into(),
+        Cert::NotValidForNameContext {
             expected,
             presented,
         } => format!(
@@ -60,32 +50,31 @@ pub fn certificate(problem: &CertificateError, trust: &str) -> String {
             expected.to_str(),
             presented.join(", ")
         ),
-        CertificateError::Expired => "certificate expired (renew the server's certificate)".into(),
-        CertificateError::ExpiredContext { not_after, .. } => format!(
-            "certificate expired on {} (renew the server's certificate)",
-            date(*not_after)
-        ),
-        CertificateError::NotValidYet => {
-            "certificate not valid yet (check the clocks of this machine and the server)".into()
+        Cert::Expired => format!("certificate expired ({renew})"),
+        Cert::ExpiredContext { not_after, .. } => {
+            format!("certificate expired on {} ({renew})", date(*not_after))
         }
-        CertificateError::NotValidYetContext { not_before, .. } => format!(
-            "certificate not valid before {} (check the clocks of this machine and the server)",
-            date(*not_before)
-        ),
-        CertificateError::Revoked => "certificate revoked".into(),
-        CertificateError::BadSignature => "certificate signature does not verify".into(),
-        CertificateError::BadEncoding => "certificate malformed".into(),
-        CertificateError::UnsupportedSignatureAlgorithmContext { .. }
-        | CertificateError::UnsupportedSignatureAlgorithmForPublicKeyContext { .. } => {
+        Cert::NotValidYet => format!("certificate not valid yet ({clocks})"),
+        Cert::NotValidYetContext { not_before, .. } => {
+            format!(
+                "certificate not valid before {} ({clocks})",
+                date(*not_before)
+            )
+        }
+        Cert::Revoked => "certificate revoked".into(),
+        Cert::BadSignature => "certificate signature does not verify".into(),
+        Cert::BadEncoding => "certificate malformed".into(),
+        Cert::UnsupportedSignatureAlgorithmContext { .. }
+        | Cert::UnsupportedSignatureAlgorithmForPublicKeyContext { .. } => {
             "certificate signed with an algorithm readygate does not support".into()
         }
-        CertificateError::InvalidPurpose | CertificateError::InvalidPurposeContext { .. } => {
+        Cert::InvalidPurpose | Cert::InvalidPurposeContext { .. } => {
             "certificate not meant for a TLS server (its extended key usage)".into()
         }
-        CertificateError::Other(OtherError(other)) if other.is::<SelfSigned>() => {
+        Cert::Other(OtherError(other)) if other.is::<SelfSigned>() => {
             format!("self-signed certificate ({trust})")
         }
-        CertificateError::Other(OtherError(other)) => match other.downcast_ref() {
+        Cert::Other(OtherError(other)) => match other.downcast_ref() {
             Some(webpki::Error::CaUsedAsEndEntity) => {
                 "the server's certificate is a CA certificate, signed by another (serve a \
                  server certificate, or trust this one exactly with --cacert if it signed itself)"
@@ -115,34 +104,36 @@ mod tests {
 
     #[test]
     fn every_failure_says_what_to_do() {
-        let trust = "trust it with --cacert";
         let time = UnixTime::since_unix_epoch(Duration::from_secs(1_700_000_000));
+        let expected = rustls::pki_types::ServerName::try_from("db.local").unwrap();
+        let presented = vec!["DnsName(\"localhost\")".into()];
         let cases = [
             (
-                CertificateError::UnknownIssuer,
+                Cert::UnknownIssuer,
                 "unknown authority (trust it with --cacert)",
             ),
             (
-                CertificateError::ExpiredContext {
+                Cert::ExpiredContext {
                     time,
                     not_after: time,
                 },
                 "expired on 2023-11-14T22:13:20Z (renew",
             ),
             (
-                CertificateError::NotValidForNameContext {
-                    expected: rustls::pki_types::ServerName::try_from("db.local").unwrap(),
-                    presented: vec!["DnsName(\"localhost\")".into()],
+                Cert::NotValidForNameContext {
+                    expected,
+                    presented,
                 },
                 "not valid for db.local (it is for",
             ),
             (
-                CertificateError::Other(OtherError(Arc::new(SelfSigned))),
+                Cert::Other(OtherError(Arc::new(SelfSigned))),
                 "self-signed certificate (trust it with --cacert)",
             ),
         ];
         for (problem, words) in cases {
-            let text = certificate(&problem, trust);
+            let err = io::Error::other(Error::InvalidCertificate(problem));
+            let text = handshake(&err, "trust it with --cacert");
             assert!(text.contains(words), "{text}");
             assert!(!text.contains("Other("), "{text}");
         }
