@@ -13,6 +13,8 @@ mod message;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::Path;
 
+use tokio::time::Instant;
+
 use crate::error::{describe_io, Failure};
 use crate::target::locality::is_localhost;
 use crate::target::{Endpoint, Host};
@@ -53,10 +55,16 @@ pub async fn lookup(name: &str) -> Result<Vec<IpAddr>, Failure> {
     }
     let conf = Conf::parse(&read("/etc/resolv.conf"));
     tracing::debug!("resolving {name} through DNS");
-    let mut exchange = Exchange::new(&conf, crate::engine::attempt_end());
+    let end = crate::engine::attempt_end();
+    let sockets = Vec::new();
+    let mut exchange = Exchange {
+        conf: &conf,
+        end,
+        sockets,
+    };
     let mut trouble = None;
     for candidate in conf.candidates(name) {
-        if exchange.out_of_time() {
+        if end.is_some_and(|end| end <= Instant::now()) {
             trouble.get_or_insert_with(|| format!("no answer for {candidate} in time"));
             break;
         }

@@ -13,7 +13,7 @@ use std::sync::{Arc, OnceLock};
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
-use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
+use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::server::ParsedCertificate;
@@ -74,23 +74,20 @@ impl Clients {
         client_cert: Option<&Identity>,
         server_name: Option<ServerName<'static>>,
     ) -> Result<Clients, Failure> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
         if insecure {
             tracing::warn!("--insecure: TLS certificates are not verified");
         }
-        let roots = match insecure {
-            true => None,
-            false => Some(Roots {
-                quick: verifier(quick_roots(cacert), &provider)?,
-                all: OnceLock::new(),
-                cacert: cacert.to_vec(),
-            }),
+        let verifier = Verifier {
+            insecure,
+            quick: verifier(quick_roots(cacert))?,
+            all: OnceLock::new(),
+            cacert: cacert.to_vec(),
         };
-        let builder = ClientConfig::builder_with_provider(provider.clone())
+        let builder = ClientConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
             .map_err(setup)?
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(Verifier { roots, provider }));
+            .with_custom_certificate_verifier(Arc::new(verifier));
         let config = match client_cert {
             Some(Identity(certified)) => builder.with_client_cert_resolver(Arc::new(
                 rustls::sign::SingleCertAndKey::from(Arc::clone(certified)),
@@ -108,6 +105,11 @@ impl Clients {
             server_name,
         })
     }
+}
+
+/// The cryptography: rustls's `ring` provider.
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
 }
 
 /// A fault in building the TLS settings.
@@ -142,13 +144,9 @@ fn all_roots(cacert: &[Certificate]) -> Option<RootCertStore> {
 }
 
 /// webpki's verifier over `roots`.
-fn verifier(
-    roots: RootCertStore,
-    provider: &Arc<CryptoProvider>,
-) -> Result<Arc<WebPkiServerVerifier>, Failure> {
-    WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(provider))
-        .build()
-        .map_err(setup)
+fn verifier(roots: RootCertStore) -> Result<Arc<WebPkiServerVerifier>, Failure> {
+    let builder = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider());
+    builder.build().map_err(setup)
 }
 
 /// One line naming the file `what` (an option) gives, and what is wrong with it.
@@ -199,10 +197,9 @@ pub fn read_roots(path: &Path, what: &str) -> Result<Vec<Certificate>, String> {
 /// TLS settings (ALPN `http/1.1`) that trust `roots` and nothing else: for a server whose own
 /// CA is known, as a pod knows its API server's from the service account's `ca.crt`.
 pub fn trusting_only(roots: &[Certificate]) -> Result<Arc<ClientConfig>, Failure> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut store = RootCertStore::empty();
     store.add_parsable_certificates(roots.iter().cloned());
-    let mut config = ClientConfig::builder_with_provider(provider)
+    let mut config = ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .map_err(setup)?
         .with_root_certificates(store)
@@ -277,20 +274,13 @@ async fn connect_named(
     Ok(Box::new(stream))
 }
 
-/// readygate's certificate verifier: the chain against [`Roots`] (any, with `--insecure`); the
-/// handshake's own signatures always, so even then the session is with the holder of the
-/// certificate's key.
+/// readygate's certificate verifier: the chain against the quick roots, and only if none of
+/// them anchors it, against all, reading the system bundle then (once per run); any chain with
+/// `--insecure`. The handshake's own signatures always, so even then the session is with the
+/// holder of the certificate's key.
 #[derive(Debug)]
 struct Verifier {
-    /// `None` with `--insecure`.
-    roots: Option<Roots>,
-    provider: Arc<CryptoProvider>,
-}
-
-/// Trust anchors: the quick ones, and only if none of them anchors the chain, all, reading the
-/// system bundle then (once per run).
-#[derive(Debug)]
-struct Roots {
+    insecure: bool,
     /// Built-in roots and `--cacert`'s.
     quick: Arc<WebPkiServerVerifier>,
     /// Those and the system bundle's, made on first need; `None` without a bundle.
@@ -307,16 +297,18 @@ impl ServerCertVerifier for Verifier {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, TlsError> {
-        let Some(Roots { quick, all, cacert }) = &self.roots else {
+        if self.insecure {
             return Ok(ServerCertVerified::assertion());
-        };
+        }
         let verify = |verifier: &WebPkiServerVerifier| {
             verifier.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
         };
         let unknown = TlsError::InvalidCertificate(CertificateError::UnknownIssuer);
-        let verdict = match verify(quick) {
+        let verdict = match verify(&self.quick) {
             Err(err) if err == unknown => {
-                let all = all.get_or_init(|| verifier(all_roots(cacert)?, &self.provider).ok());
+                let all = self
+                    .all
+                    .get_or_init(|| verifier(all_roots(&self.cacert)?).ok());
                 all.as_deref().map_or(Err(err), verify)
             }
             verdict => verdict,
@@ -333,7 +325,12 @@ impl ServerCertVerifier for Verifier {
         }
         let ca_as_server = matches!(&err, TlsError::InvalidCertificate(CertificateError::Other(other))
             if other.0.downcast_ref() == Some(&webpki::Error::CaUsedAsEndEntity));
-        if ca_as_server && cacert.iter().any(|c| c.as_ref() == end_entity.as_ref()) {
+        if ca_as_server
+            && self
+                .cacert
+                .iter()
+                .any(|c| c.as_ref() == end_entity.as_ref())
+        {
             let parsed = ParsedCertificate::try_from(end_entity)?;
             rustls::client::verify_server_name(&parsed, server_name)?;
             return Ok(ServerCertVerified::assertion());
@@ -350,8 +347,7 @@ impl ServerCertVerifier for Verifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, TlsError> {
-        let algorithms = &self.provider.signature_verification_algorithms;
-        verify_tls12_signature(message, cert, dss, algorithms)
+        self.quick.verify_tls12_signature(message, cert, dss)
     }
 
     fn verify_tls13_signature(
@@ -360,13 +356,11 @@ impl ServerCertVerifier for Verifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, TlsError> {
-        let algorithms = &self.provider.signature_verification_algorithms;
-        verify_tls13_signature(message, cert, dss, algorithms)
+        self.quick.verify_tls13_signature(message, cert, dss)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        let algorithms = &self.provider.signature_verification_algorithms;
-        algorithms.supported_schemes()
+        self.quick.supported_verify_schemes()
     }
 }
 

@@ -36,19 +36,13 @@ pub type Outcome = Option<Result<Answer, String>>;
 
 /// One lookup's exchanges with the nameservers of `conf`, which must be over by `end`.
 pub struct Exchange<'c> {
-    conf: &'c Conf,
-    end: Option<Instant>,
+    pub conf: &'c Conf,
+    pub end: Option<Instant>,
     /// The socket to each server asked so far, shared by every question of the lookup.
-    sockets: Vec<(SocketAddr, UdpSocket)>,
+    pub sockets: Vec<(SocketAddr, UdpSocket)>,
 }
 
-impl<'c> Exchange<'c> {
-    /// A lookup through the servers of `conf` that must be over by `end`.
-    pub fn new(conf: &'c Conf, end: Option<Instant>) -> Self {
-        let sockets = Vec::new();
-        Exchange { conf, end, sockets }
-    }
-
+impl Exchange<'_> {
     /// AAAA and A of `name`, from the cache or else asked together: once one has addresses,
     /// the other is awaited no longer than the resolution delay.
     pub async fn ask(&mut self, name: &str) -> [Outcome; 2] {
@@ -93,11 +87,6 @@ impl<'c> Exchange<'c> {
             }
         }
         asking.outcomes
-    }
-
-    /// Whether the attempt's end has passed.
-    pub fn out_of_time(&self) -> bool {
-        self.end.is_some_and(|end| end <= Instant::now())
     }
 
     /// The lookup's socket to `server`, connected so an ICMP "port unreachable" is an error at

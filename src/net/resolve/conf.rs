@@ -38,11 +38,7 @@ impl Conf {
             match words.next() {
                 Some("nameserver") => {
                     let server = words.next().and_then(|w| w.split('%').next()?.parse().ok());
-                    if let Some(server) = server {
-                        if conf.nameservers.len() < MAX_NAMESERVERS {
-                            conf.nameservers.push(server);
-                        }
-                    }
+                    conf.nameservers.extend::<Option<IpAddr>>(server);
                 }
                 // The last of `search` and `domain` wins.
                 Some("search") => conf.search = words.map(suffix).collect(),
@@ -52,6 +48,7 @@ impl Conf {
             }
         }
         conf.search.retain(|domain| !domain.is_empty());
+        conf.nameservers.truncate(MAX_NAMESERVERS);
         if conf.nameservers.is_empty() {
             conf.nameservers.push(Ipv4Addr::LOCALHOST.into());
         }
@@ -60,10 +57,10 @@ impl Conf {
 
     /// One `options` word, bounded as glibc bounds it.
     fn option(&mut self, option: &str) {
-        let Some((name, value)) = option.split_once(':') else {
-            return;
-        };
-        let Ok(value) = value.parse::<u64>() else {
+        let parsed = option
+            .split_once(':')
+            .map(|(name, value)| (name, value.parse::<u64>()));
+        let Some((name, Ok(value))) = parsed else {
             return;
         };
         match name {
