@@ -218,10 +218,10 @@ pub async fn connect(
     clients: &Clients,
 ) -> Result<BoxedIo, Failure> {
     let trust = "trust it with --cacert, or skip verification with --insecure";
-    let name = match &clients.server_name {
-        Some(name) => name.clone(),
-        None => server_name(host)?,
-    };
+    let name = clients
+        .server_name
+        .clone()
+        .map_or_else(|| server_name(host), Ok)?;
     let shown = name.to_str().into_owned();
     let connecting = connect_named(stream, name, &clients.configs[alpn as usize], trust);
     asked::handshake(&shown, connecting).await

@@ -35,12 +35,8 @@ pub fn handshake(err: &io::Error, trust: &str) -> String {
         None => return crate::error::describe_io(err),
     };
     let renew = "renew the server's certificate";
-    let clocks = "check the clocks of this machine and the server";
     match problem {
         Cert::UnknownIssuer => format!("certificate signed by an unknown authority ({trust})"),
-        Cert::NotValidForName => "certificate not valid for this host name (ask for a name it \
-                                  holds, or set --tls-server-name)"
-            .into(),
         Cert::NotValidForNameContext {
             expected,
             presented,
@@ -54,13 +50,10 @@ pub fn handshake(err: &io::Error, trust: &str) -> String {
         Cert::ExpiredContext { not_after, .. } => {
             format!("certificate expired on {} ({renew})", date(*not_after))
         }
-        Cert::NotValidYet => format!("certificate not valid yet ({clocks})"),
-        Cert::NotValidYetContext { not_before, .. } => {
-            format!(
-                "certificate not valid before {} ({clocks})",
-                date(*not_before)
-            )
-        }
+        Cert::NotValidYetContext { not_before, .. } => format!(
+            "certificate not valid before {} (check the clocks of this machine and the server)",
+            date(*not_before)
+        ),
         Cert::Revoked => "certificate revoked".into(),
         Cert::BadSignature => "certificate signature does not verify".into(),
         Cert::BadEncoding => "certificate malformed".into(),
