@@ -100,44 +100,31 @@ mod tests {
                        search default.svc.cluster.local svc.cluster.local cluster.local\n\
                        options ndots:5 timeout:2 attempts:3\n";
 
-    #[test]
-    fn a_pods_resolv_conf() {
-        let conf = Conf::parse(POD);
-        assert_eq!(conf.nameservers, ["10.96.0.10".parse::<IpAddr>().unwrap()]);
-        assert_eq!(
-            conf.search,
-            [
-                "default.svc.cluster.local",
-                "svc.cluster.local",
-                "cluster.local"
-            ]
-        );
-        assert_eq!(conf.ndots, 5);
-        assert_eq!(conf.timeout, Duration::from_secs(2));
-        assert_eq!(conf.attempts, 3);
+    /// The settings of these nameservers and search domains (each separated by spaces), and
+    /// `[ndots, timeout in seconds, attempts]`.
+    fn settings(servers: &str, search: &str, [ndots, timeout, attempts]: [u64; 3]) -> Conf {
+        Conf {
+            nameservers: servers.split(' ').map(|ip| ip.parse().unwrap()).collect(),
+            search: search.split_whitespace().map(String::from).collect(),
+            ndots: ndots as usize,
+            timeout: Duration::from_secs(timeout),
+            attempts: attempts as usize,
+        }
     }
 
     #[test]
-    fn defaults_bounds_and_odd_lines() {
-        let conf = Conf::parse("");
-        assert_eq!(conf.nameservers, [IpAddr::from(Ipv4Addr::LOCALHOST)]);
-        assert_eq!((conf.ndots, conf.attempts), (1, 2));
-        assert_eq!(conf.timeout, Duration::from_secs(5));
-        assert!(conf.search.is_empty());
-        let conf = Conf::parse(
+    fn settings_with_their_defaults_and_bounds() {
+        let cluster = "default.svc.cluster.local svc.cluster.local cluster.local";
+        assert_eq!(Conf::parse(POD), settings("10.96.0.10", cluster, [5, 2, 3]));
+        assert_eq!(Conf::parse(""), settings("127.0.0.1", "", [1, 5, 2]));
+        let odd = Conf::parse(
             "# comment\nnameserver not-an-ip\nnameserver fe80::1%eth0\n\
              nameserver 1.1.1.1\nnameserver 2.2.2.2\nnameserver 3.3.3.3\n\
              options ndots:99 timeout:0 attempts:9 rotate edns0 ndots:x\nbogus line\n",
         );
-        assert_eq!(conf.nameservers.len(), 3);
-        assert_eq!(conf.nameservers[0], "fe80::1".parse::<IpAddr>().unwrap());
-        assert_eq!(conf.ndots, 15);
-        assert_eq!(conf.timeout, Duration::from_secs(1));
-        assert_eq!(conf.attempts, 5);
-    }
-
-    #[test]
-    fn the_last_of_search_and_domain_wins() {
+        let bounded = settings("fe80::1 1.1.1.1 2.2.2.2", "", [15, 1, 5]);
+        assert_eq!(odd, bounded);
+        // The last of `search` and `domain` wins.
         let conf = Conf::parse("search a.example b.example\ndomain corp.example.\n");
         assert_eq!(conf.search, ["corp.example"]);
         let conf = Conf::parse("domain corp.example\nsearch A.example. b.example\n");
