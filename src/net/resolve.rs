@@ -10,14 +10,13 @@ mod conf;
 mod hosts;
 mod message;
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
 use tokio::time::Instant;
 
 use crate::error::{describe_io, Failure};
 use crate::target::locality::is_localhost;
-use crate::target::{Endpoint, Host};
 use client::Exchange;
 use conf::Conf;
 use message::Answer;
@@ -25,20 +24,8 @@ use message::Answer;
 /// The most of `/etc/hosts` or `/etc/resolv.conf` that is read; real ones are a few kilobytes.
 const MAX_SIZE: u64 = 4 << 20;
 
-/// All socket addresses of an endpoint, in the order to try them. An IP literal is used as
-/// is; a name that does not resolve is "not ready", with the name in the reason.
-pub async fn resolve(endpoint: &Endpoint) -> Result<Vec<SocketAddr>, Failure> {
-    let ips = match &endpoint.host {
-        Host::Ip(ip) => vec![*ip],
-        Host::Name(name) => lookup(name).await?,
-    };
-    Ok(ips
-        .into_iter()
-        .map(|ip| SocketAddr::new(ip, endpoint.port))
-        .collect())
-}
-
-/// Every address of `name`: from the hosts file if it lists the name, else from DNS. DNS
+/// Every address of `name`, in the order to try them: from the hosts file if it lists the
+/// name, else from DNS. A name that does not resolve is "not ready", named in the reason; DNS
 /// trouble ends the lookup at the attempt's end, with the trouble as the reason.
 pub async fn lookup(name: &str) -> Result<Vec<IpAddr>, Failure> {
     let mut listed = hosts::lookup(&read("/etc/hosts"), name);
@@ -55,15 +42,10 @@ pub async fn lookup(name: &str) -> Result<Vec<IpAddr>, Failure> {
     }
     let conf = Conf::parse(&read("/etc/resolv.conf"));
     tracing::debug!("resolving {name} through DNS");
-    let end = crate::engine::attempt_end();
-    let sockets = Vec::new();
-    let mut exchange = Exchange {
-        conf: &conf,
-        end,
-        sockets,
-    };
+    let (end, sockets) = (crate::engine::attempt_end(), Vec::new());
+    let mut exchange = Exchange { conf, end, sockets };
     let mut trouble = None;
-    for candidate in conf.candidates(name) {
+    for candidate in exchange.conf.candidates(name) {
         if end.is_some_and(|end| end <= Instant::now()) {
             trouble.get_or_insert_with(|| format!("no answer for {candidate} in time"));
             break;

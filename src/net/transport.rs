@@ -12,8 +12,8 @@ use tokio::task::JoinSet;
 use tokio::time::sleep;
 
 use crate::error::{describe_io, Failure};
-use crate::net::resolve::resolve;
-use crate::target::Endpoint;
+use crate::net::resolve::lookup;
+use crate::target::{Endpoint, Host};
 
 /// Any stream an HTTP or gRPC client can run over.
 pub trait Io: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
@@ -31,7 +31,12 @@ const NEXT_ADDRESS_AFTER: Duration = Duration::from_millis(250);
 /// (RFC 8305) does: each joins [`NEXT_ADDRESS_AFTER`] after the one before, or at once when
 /// one fails. The error names the last failure.
 pub async fn connect_tcp(endpoint: &Endpoint) -> Result<TcpStream, Failure> {
-    connect_any(&resolve(endpoint).await?, endpoint).await
+    let ips = match &endpoint.host {
+        Host::Ip(ip) => vec![*ip],
+        Host::Name(name) => lookup(name).await?,
+    };
+    let addrs: Vec<_> = ips.iter().map(|&ip| (ip, endpoint.port).into()).collect();
+    connect_any(&addrs, endpoint).await
 }
 
 async fn connect_any(addrs: &[SocketAddr], endpoint: &Endpoint) -> Result<TcpStream, Failure> {
@@ -97,7 +102,6 @@ mod tests {
     use std::time::Instant;
 
     use super::*;
-    use crate::target::Host;
 
     fn listener() -> (TcpListener, SocketAddr) {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();

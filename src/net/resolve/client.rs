@@ -35,14 +35,14 @@ static FIRST: Mutex<Option<IpAddr>> = Mutex::new(None);
 pub type Outcome = Option<Result<Answer, String>>;
 
 /// One lookup's exchanges with the nameservers of `conf`, which must be over by `end`.
-pub struct Exchange<'c> {
-    pub conf: &'c Conf,
+pub struct Exchange {
+    pub conf: Conf,
     pub end: Option<Instant>,
     /// The socket to each server asked so far, shared by every question of the lookup.
     pub sockets: Vec<(SocketAddr, UdpSocket)>,
 }
 
-impl Exchange<'_> {
+impl Exchange {
     /// AAAA and A of `name`, from the cache or else asked together: once one has addresses,
     /// the other is awaited no longer than the resolution delay.
     pub async fn ask(&mut self, name: &str) -> [Outcome; 2] {
@@ -64,21 +64,18 @@ impl Exchange<'_> {
                 Err(reason) => return [Some(Err(reason.clone())), Some(Err(reason))],
             }
         }
-        let servers = order(&self.conf.nameservers);
-        let rounds = servers
-            .iter()
-            .cycle()
-            .take(self.conf.attempts * servers.len());
-        for &ip in rounds {
+        let conf = &self.conf;
+        let servers = order(&conf.nameservers);
+        for &ip in servers.iter().cycle().take(conf.attempts * servers.len()) {
             let server = SocketAddr::new(ip, 53);
-            let (now, wait) = (Instant::now(), self.conf.timeout);
+            let (now, wait) = (Instant::now(), conf.timeout);
             let end = self.end.map_or(now + wait, |end| end.min(now + wait));
             if asking.open().is_empty() || asking.patience_over() || end <= now {
                 break;
             }
             // Dropped armed (no answer, or the lookup cancelled): later lookups start after it.
-            let mut pass_over = PassOver(Some((ip, &self.conf.nameservers)));
-            let answered = match self.socket(server).await {
+            let mut pass_over = PassOver(Some((ip, &conf.nameservers)));
+            let answered = match socket(&mut self.sockets, server).await {
                 Ok(socket) => asking.ask(server, socket, end).await,
                 Err(reason) => asking.fail(&asking.open(), &reason),
             };
@@ -87,23 +84,6 @@ impl Exchange<'_> {
             }
         }
         asking.outcomes
-    }
-
-    /// The lookup's socket to `server`, connected so an ICMP "port unreachable" is an error at
-    /// once and datagrams from anywhere else are never read.
-    async fn socket(&mut self, server: SocketAddr) -> Result<&UdpSocket, String> {
-        if let Some(at) = self.sockets.iter().position(|(s, _)| *s == server) {
-            return Ok(&self.sockets[at].1);
-        }
-        let fault = |e: io::Error| format!("{server}: {}", describe_io(&e));
-        let local: IpAddr = match server {
-            SocketAddr::V4(_) => Ipv4Addr::UNSPECIFIED.into(),
-            SocketAddr::V6(_) => Ipv6Addr::UNSPECIFIED.into(),
-        };
-        let socket = UdpSocket::bind((local, 0)).await.map_err(fault)?;
-        socket.connect(server).await.map_err(fault)?;
-        self.sockets.push((server, socket));
-        Ok(&self.sockets[self.sockets.len() - 1].1)
     }
 }
 
@@ -188,6 +168,26 @@ impl Asking<'_> {
         }
         false
     }
+}
+
+/// The lookup's socket to `server`, connected so an ICMP "port unreachable" is an error at
+/// once and datagrams from anywhere else are never read.
+async fn socket(
+    sockets: &mut Vec<(SocketAddr, UdpSocket)>,
+    server: SocketAddr,
+) -> Result<&UdpSocket, String> {
+    if let Some(at) = sockets.iter().position(|(s, _)| *s == server) {
+        return Ok(&sockets[at].1);
+    }
+    let fault = |e: io::Error| format!("{server}: {}", describe_io(&e));
+    let local: IpAddr = match server {
+        SocketAddr::V4(_) => Ipv4Addr::UNSPECIFIED.into(),
+        SocketAddr::V6(_) => Ipv6Addr::UNSPECIFIED.into(),
+    };
+    let socket = UdpSocket::bind((local, 0)).await.map_err(fault)?;
+    socket.connect(server).await.map_err(fault)?;
+    sockets.push((server, socket));
+    Ok(&sockets[sockets.len() - 1].1)
 }
 
 /// A server being asked: when dropped armed, later lookups start at the next server.

@@ -225,11 +225,8 @@ mod tests {
     #[test]
     fn answers_to_other_queries_are_ignored() {
         let q = question(10, "web", A);
-        for other in [
-            question(11, "web", A),
-            question(10, "wex", A),
-            question(10, "web", AAAA),
-        ] {
+        for (id, name, qtype) in [(11, "web", A), (10, "wex", A), (10, "web", AAAA)] {
+            let other = question(id, name, qtype);
             assert_eq!(q.answer(&response(&other.wire, 0, &[])), Ok(None));
         }
         let mut not_a_response = response(&q.wire, 0, &[]);
