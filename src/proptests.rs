@@ -195,6 +195,9 @@ fn word() -> impl Strategy<Value = String> {
         }
         commands.extend(cmd.get_subcommands());
     }
+    // Global options and `--help` are in every command: keep one of each.
+    known.sort();
+    known.dedup();
     prop_oneof![
         prop::sample::select(known),
         TARGET_LIKE,
