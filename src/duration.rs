@@ -16,9 +16,8 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     }
     let shown = crate::redact::quoted(text);
     let duration = if trimmed.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-        let seconds: f64 = trimmed
-            .parse()
-            .map_err(|_| format!("invalid duration {shown}"))?;
+        let invalid = |_| format!("invalid duration {shown}");
+        let seconds: f64 = trimmed.parse().map_err(invalid)?;
         let duration = Duration::try_from_secs_f64(seconds)
             .map_err(|_| format!("duration {shown} is out of range"))?;
         // `0` means "none" where it is allowed: a positive value must not round to it.

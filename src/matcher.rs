@@ -2,6 +2,8 @@
 
 use regex_lite::Regex;
 
+use crate::redact::quoted;
+
 /// Most bytes of a body or file that are ever read to match against (1 MiB).
 pub const MAX_BODY: usize = 1 << 20;
 
@@ -18,12 +20,9 @@ impl Matcher {
     /// Compiles `--matches`; an invalid expression is a usage error naming it.
     pub fn regex(pattern: &str) -> Result<Self, String> {
         Regex::new(pattern).map(Matcher::Matches).map_err(|e| {
-            let reason = e.to_string().lines().last().unwrap_or_default().to_string();
-            format!(
-                "invalid --matches regex {}: {}",
-                crate::redact::quoted(pattern),
-                reason.trim()
-            )
+            let e = e.to_string();
+            let reason = e.lines().last().unwrap_or_default().trim();
+            format!("invalid --matches regex {}: {reason}", quoted(pattern))
         })
     }
 
@@ -38,17 +37,11 @@ impl Matcher {
 
     /// The reason given when content does not satisfy the condition.
     pub fn failure(&self, what: &str) -> String {
-        match self {
-            Matcher::Contains(needle) => {
-                format!("{what} did not contain {}", crate::redact::quoted(needle))
-            }
-            Matcher::Matches(regex) => {
-                format!(
-                    "{what} did not match {}",
-                    crate::redact::quoted(regex.as_str())
-                )
-            }
-        }
+        let (verb, text) = match self {
+            Matcher::Contains(needle) => ("contain", needle.as_str()),
+            Matcher::Matches(regex) => ("match", regex.as_str()),
+        };
+        format!("{what} did not {verb} {}", quoted(text))
     }
 }
 

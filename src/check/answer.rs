@@ -15,13 +15,13 @@ use crate::target::Endpoint;
 /// readiness answer fits with room to spare.
 pub const MAX_ANSWER: usize = 4096;
 
-/// A connection to a server speaking `protocol` (named in reasons), with what was read so far.
+/// A connection to a server of some kind (named in reasons), with what was read so far.
 pub struct Exchange {
     stream: BoxedIo,
     /// Bytes read and not yet consumed.
     buffer: Vec<u8>,
-    /// "PostgreSQL", "Redis", …: what the server should have spoken.
-    protocol: &'static str,
+    /// "a PostgreSQL", "an AMQP 0-9-1", …: what the server should have spoken.
+    server: &'static str,
     /// The cap on the bytes read.
     pub limit: usize,
 }
@@ -31,7 +31,7 @@ impl Exchange {
     pub async fn open(
         endpoint: &Endpoint,
         tls: Option<&Context>,
-        protocol: &'static str,
+        server: &'static str,
     ) -> Result<Exchange, Failure> {
         let mut stream: BoxedIo = Box::new(connect_tcp(endpoint).await?);
         if let Some(context) = tls {
@@ -40,24 +40,22 @@ impl Exchange {
         Ok(Exchange {
             stream,
             buffer: Vec::new(),
-            protocol,
+            server,
             limit: MAX_ANSWER,
         })
     }
 
     pub async fn send(&mut self, request: &[u8]) -> Result<(), Failure> {
-        self.stream.write_all(request).await.map_err(|err| {
-            let not = article(self.protocol);
-            format!("{} while sending (not {not} server?)", describe_io(&err)).into()
-        })
+        let (sent, server) = (self.stream.write_all(request).await, self.server);
+        sent.map_err(|e| format!("{} while sending (not {server} server?)", describe_io(&e)).into())
     }
 
     /// Reads more, up to the cap; `Ok(false)` at the end of the stream.
     async fn fill(&mut self) -> Result<bool, Failure> {
         let room = self.limit.saturating_sub(self.buffer.len()).min(1024);
         if room == 0 {
-            let not = article(self.protocol);
-            return Err(format!("not {not} answer: more than {} bytes", self.limit).into());
+            let (server, limit) = (self.server, self.limit);
+            return Err(format!("not {server} answer: more than {limit} bytes").into());
         }
         let mut chunk = [0; 1024];
         match self.stream.read(&mut chunk[..room]).await {
@@ -109,26 +107,17 @@ impl Exchange {
 
     /// The reason for a connection closed before the answer was whole.
     fn closed(&self) -> Failure {
-        if self.buffer.is_empty() {
-            let not = article(self.protocol);
-            format!("connection closed without an answer (not {not} server?)").into()
-        } else {
-            self.unexpected(&self.buffer)
+        let server = self.server;
+        match self.buffer.is_empty() {
+            true => format!("connection closed without an answer (not {server} server?)").into(),
+            false => self.unexpected(&self.buffer),
         }
     }
 
     /// `not a Redis answer: "HTTP/1.1 400 Bad Request"`: the start of what came instead.
     pub fn unexpected(&self, answer: &[u8]) -> Failure {
         let start = String::from_utf8_lossy(&answer[..answer.len().min(40)]);
-        format!("not {} answer: {}", article(self.protocol), quoted(&start)).into()
-    }
-}
-
-/// `a Redis`, `an AMQP 0-9-1`.
-fn article(protocol: &str) -> String {
-    match protocol.as_bytes().first() {
-        Some(b'A' | b'E' | b'I' | b'O' | b'U') => format!("an {protocol}"),
-        _ => format!("a {protocol}"),
+        format!("not {} answer: {}", self.server, quoted(&start)).into()
     }
 }
 
@@ -147,22 +136,22 @@ mod tests {
     use super::*;
     use tokio::io::{duplex, AsyncWriteExt};
 
-    /// An exchange whose `protocol` server has sent `answer`, then closed.
-    async fn answered(answer: &[u8], protocol: &'static str) -> Exchange {
-        let (client, mut server) = duplex(64 * 1024);
-        server.write_all(answer).await.unwrap();
+    /// An exchange whose `server` (`a Redis`) has sent `answer`, then closed.
+    async fn answered(answer: &[u8], server: &'static str) -> Exchange {
+        let (client, mut peer) = duplex(64 * 1024);
+        peer.write_all(answer).await.unwrap();
         let (stream, buffer, limit) = (Box::new(client), Vec::new(), MAX_ANSWER);
         Exchange {
             stream,
             buffer,
-            protocol,
+            server,
             limit,
         }
     }
 
     /// The reason reading `n` bytes (0: a line, 1: all up to the close) fails with.
-    async fn fails(answer: &[u8], protocol: &'static str, limit: usize, n: usize) -> String {
-        let mut exchange = answered(answer, protocol).await;
+    async fn fails(answer: &[u8], server: &'static str, limit: usize, n: usize) -> String {
+        let mut exchange = answered(answer, server).await;
         exchange.limit = limit;
         let failure = match n {
             0 => exchange.line().await,
@@ -174,7 +163,7 @@ mod tests {
 
     #[tokio::test]
     async fn lines_are_split_and_pipelined_answers_kept() {
-        let mut exchange = answered(b"+OK\r\n+PONG\nrest", "Redis").await;
+        let mut exchange = answered(b"+OK\r\n+PONG\nrest", "a Redis").await;
         assert_eq!(exchange.line().await.unwrap(), b"+OK");
         assert_eq!(exchange.line().await.unwrap(), b"+PONG");
         let rest = exchange.line().await.unwrap_err();
@@ -184,15 +173,18 @@ mod tests {
     #[tokio::test]
     async fn past_the_cap_or_closed_early_the_reason_says_so() {
         let capped = "not a Redis answer: more than 10 bytes";
-        assert_eq!(fails(&[b'x'; 100], "Redis", 10, 0).await, capped);
-        assert_eq!(fails(&[b'x'; 100], "Redis", 10, 1).await, capped);
+        assert_eq!(fails(&[b'x'; 100], "a Redis", 10, 0).await, capped);
+        assert_eq!(fails(&[b'x'; 100], "a Redis", 10, 1).await, capped);
         let closed = "connection closed without an answer (not a Redis server?)";
-        assert_eq!(fails(b"", "Redis", MAX_ANSWER, 4).await, closed);
+        assert_eq!(fails(b"", "a Redis", MAX_ANSWER, 4).await, closed);
         let closed = "connection closed without an answer (not a ZooKeeper server?)";
-        assert_eq!(fails(b"", "ZooKeeper", MAX_ANSWER, 1).await, closed);
+        assert_eq!(fails(b"", "a ZooKeeper", MAX_ANSWER, 1).await, closed);
         let short = "not a Redis answer: \"ab\"";
-        assert_eq!(fails(b"ab", "Redis", MAX_ANSWER, 4).await, short);
+        assert_eq!(fails(b"ab", "a Redis", MAX_ANSWER, 4).await, short);
         let amqp = "not an AMQP 0-9-1 answer: \"\\u{1}\\0\"";
-        assert_eq!(fails(b"\x01\x00", "AMQP 0-9-1", MAX_ANSWER, 4).await, amqp);
+        assert_eq!(
+            fails(b"\x01\x00", "an AMQP 0-9-1", MAX_ANSWER, 4).await,
+            amqp
+        );
     }
 }

@@ -46,9 +46,8 @@ pub fn check(path: &Path, matcher: Option<&Matcher>) -> Result<(), Failure> {
 /// Which changes in the watched folder wake the retry loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wake {
-    /// Entries appearing, going or being renamed: all that matters when only existence does.
-    /// A file that only has to exist is not woken by every write to every file in its folder
-    /// (a busy `/tmp`, a log folder): each such wake-up would be a needless attempt.
+    /// Entries appearing, going or being renamed: all that matters when only existence does
+    /// (so writes to the other files of a busy folder wake nothing).
     OnEntries,
     /// Also writes to the entries and changes of their attributes: for content that must match.
     OnContent,
@@ -62,11 +61,11 @@ pub struct FileWatch {
     aim: Arc<Aim>,
     /// When `changed` last returned, to space out wake-ups by other entries.
     last: Option<Instant>,
-    lane: Lane,
 }
 
 /// The watch's state, shared with the lane's jobs that (re-)aim it.
 struct Aim {
+    lane: Lane,
     hub: Arc<Hub>,
     path: PathBuf,
     /// The folder the path's file would be in.
@@ -83,7 +82,8 @@ impl FileWatch {
     /// Starts watching in `lane` (before any attempt queued after this call); `None` when the
     /// kernel offers no events here (then the target is only polled).
     pub fn new(path: &Path, wake: Wake, lane: &Lane) -> Option<FileWatch> {
-        let aim = Aim {
+        let aim = Arc::new(Aim {
+            lane: lane.clone(),
             hub: Hub::shared()?,
             path: path.to_path_buf(),
             parent: parent_of(path),
@@ -91,22 +91,9 @@ impl FileWatch {
             wakers: Arc::default(),
             current: Mutex::default(),
             pending: AtomicBool::new(false),
-        };
-        let watch = FileWatch {
-            aim: Arc::new(aim),
-            last: None,
-            lane: lane.clone(),
-        };
-        watch.reaim();
-        Some(watch)
-    }
-
-    /// Queues a job to aim the watch, unless one is queued or running.
-    fn reaim(&self) {
-        if !self.aim.pending.swap(true, Ordering::AcqRel) {
-            let aim = Arc::clone(&self.aim);
-            self.lane.start(move || aim.aim());
-        }
+        });
+        aim.reaim();
+        Some(FileWatch { aim, last: None })
     }
 }
 
@@ -134,12 +121,20 @@ impl Watch for FileWatch {
         let at_parent = matches!(&*aim.current.lock().expect("watch lock"),
             Some((at, _)) if Some(at) == aim.parent.as_ref());
         if !at_parent || stale.load(Ordering::Acquire) {
-            self.reaim();
+            aim.reaim();
         }
     }
 }
 
 impl Aim {
+    /// Queues a job to aim the watch, unless one is queued or running.
+    fn reaim(self: &Arc<Self>) {
+        if !self.pending.swap(true, Ordering::AcqRel) {
+            let aim = Arc::clone(self);
+            self.lane.start(move || aim.aim());
+        }
+    }
+
     /// Watches the nearest existing folder of the path; after a move to another folder, wakes
     /// the target once, for what changed before the new watch was set.
     fn aim(&self) {
@@ -175,11 +170,8 @@ impl Drop for Aim {
 /// The entry of `folder` that `path` goes through: the file itself when `folder` is its
 /// parent, else the next folder down; `None` when that cannot be told (events then all count).
 fn entry_below(folder: &Path, path: &Path) -> Option<std::ffi::OsString> {
-    let rest = match path.strip_prefix(folder) {
-        Ok(rest) => rest,
-        Err(_) if folder == Path::new(".") => path,
-        Err(_) => return None,
-    };
+    let bare = (folder == Path::new(".")).then_some(path);
+    let rest = path.strip_prefix(folder).ok().or(bare)?;
     match rest.components().find(|c| *c != Component::CurDir)? {
         Component::Normal(name) => Some(name.to_os_string()),
         _ => None,
@@ -189,10 +181,8 @@ fn entry_below(folder: &Path, path: &Path) -> Option<std::ffi::OsString> {
 /// The folder a file at `path` would be in (`.` for a bare name).
 fn parent_of(path: &Path) -> Option<PathBuf> {
     let parent = path.parent()?;
-    Some(match parent.as_os_str().is_empty() {
-        true => PathBuf::from("."),
-        false => parent.to_path_buf(),
-    })
+    let bare = parent.as_os_str().is_empty();
+    Some(if bare { Path::new(".") } else { parent }.to_path_buf())
 }
 
 /// The path's parent if it exists, else the closest ancestor that does.

@@ -6,7 +6,7 @@ use crate::target::Endpoint;
 
 /// One attempt: `version`, then one line.
 pub async fn check(endpoint: &Endpoint) -> Result<(), Failure> {
-    let mut exchange = Exchange::open(endpoint, None, "memcached").await?;
+    let mut exchange = Exchange::open(endpoint, None, "a memcached").await?;
     exchange.send(b"version\r\n").await?;
     let line = exchange.line().await?;
     if line.starts_with(b"VERSION ") {

@@ -29,6 +29,7 @@ use crate::engine::{Condition, Miss};
 use crate::error::Failure;
 use crate::header::Header;
 use crate::matcher::Matcher;
+use crate::net::tls::Clients;
 use crate::net::transport::{connect_tcp, connect_unix};
 use crate::status::StatusRanges;
 use crate::target::{Kind, Target};
@@ -74,7 +75,7 @@ pub enum HttpMethod {
 pub struct Context {
     pub options: Options,
     /// TLS client settings, made on the first `https://` or `grpcs://` attempt.
-    tls: OnceLock<Result<crate::net::tls::Clients, Failure>>,
+    tls: OnceLock<Result<Clients, Failure>>,
 }
 
 impl Context {
@@ -86,17 +87,11 @@ impl Context {
     }
 
     /// The TLS client settings, made once (the roots are parsed on first use only).
-    pub fn tls(&self) -> Result<&crate::net::tls::Clients, Failure> {
-        let Options {
-            insecure,
-            cacert,
-            client_cert,
-            tls_server_name,
-            ..
-        } = &self.options;
+    pub fn tls(&self) -> Result<&Clients, Failure> {
+        let opt = &self.options;
         let made = self.tls.get_or_init(|| {
-            let name = tls_server_name.clone();
-            crate::net::tls::Clients::new(*insecure, cacert, client_cert.as_ref(), name)
+            let name = opt.tls_server_name.clone();
+            Clients::new(opt.insecure, &opt.cacert, opt.client_cert.as_ref(), name)
         });
         made.as_ref().map_err(Clone::clone)
     }

@@ -13,7 +13,7 @@ const ERR: u8 = 0xff;
 
 /// One attempt: read the greeting packet.
 pub async fn check(endpoint: &Endpoint) -> Result<(), Failure> {
-    let mut exchange = Exchange::open(endpoint, None, "MySQL").await?;
+    let mut exchange = Exchange::open(endpoint, None, "a MySQL").await?;
     // A packet: a 3-byte little-endian length and a sequence number, then the payload.
     let header = exchange.exact(4).await?;
     let length =

@@ -7,7 +7,7 @@ use crate::target::Endpoint;
 
 /// One attempt: read the `INFO` line.
 pub async fn check(endpoint: &Endpoint) -> Result<(), Failure> {
-    let mut exchange = Exchange::open(endpoint, None, "NATS").await?;
+    let mut exchange = Exchange::open(endpoint, None, "a NATS").await?;
     // `INFO` lists a cluster's client URLs, so it may be longer than most answers.
     exchange.limit = 16 * 1024;
     let line = exchange.line().await?;

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 
-use crate::error::Failure;
+use crate::error::{describe_io, Failure};
 
 /// One target's lane for blocking work.
 #[derive(Debug, Clone)]
@@ -31,31 +31,25 @@ impl Lane {
         &self,
         job: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, Failure> {
-        let permit = self.0.clone().acquire_owned().await.map_err(|_| closed())?;
+        let closed = |_| Failure::Io("internal error: the work lane is closed".into());
+        let permit = self.0.clone().acquire_owned().await.map_err(closed)?;
         let (sender, receiver) = oneshot::channel();
-        detach(permit, move || {
-            let _ = sender.send(job());
-        })?;
-        receiver
-            .await
-            .map_err(|_| Failure::Io("internal error: the check stopped without a result".into()))
+        detach(permit, move || drop(sender.send(job())))?;
+        let lost = |_| Failure::Io("internal error: the check stopped without a result".into());
+        receiver.await.map_err(lost)
     }
 
     /// Queues `job` in the lane without waiting for it: at once if the lane is free, so that
     /// it runs before any job queued after this call.
     pub fn start(&self, job: impl FnOnce() + Send + 'static) {
-        match self.0.clone().try_acquire_owned() {
-            Ok(permit) => {
-                let _ = detach(permit, job);
-            }
-            Err(_) => {
-                let lane = self.0.clone();
-                tokio::spawn(async move {
-                    if let Ok(permit) = lane.acquire_owned().await {
-                        let _ = detach(permit, job);
-                    }
-                });
-            }
+        let lane = self.0.clone();
+        match lane.clone().try_acquire_owned() {
+            Ok(permit) => drop(detach(permit, job)),
+            Err(_) => drop(tokio::spawn(async move {
+                if let Ok(permit) = lane.acquire_owned().await {
+                    drop(detach(permit, job));
+                }
+            })),
         }
     }
 }
@@ -65,23 +59,10 @@ fn detach(
     permit: OwnedSemaphorePermit,
     job: impl FnOnce() + Send + 'static,
 ) -> Result<(), Failure> {
-    std::thread::Builder::new()
-        .name("readygate-check".into())
-        .spawn(move || {
-            let _permit = permit;
-            job();
-        })
-        .map(drop)
-        .map_err(|e| {
-            Failure::Io(format!(
-                "cannot start a thread: {}",
-                crate::error::describe_io(&e)
-            ))
-        })
-}
-
-fn closed() -> Failure {
-    Failure::Io("internal error: the work lane is closed".to_string())
+    let thread = std::thread::Builder::new().name("readygate-check".into());
+    let spawned = thread.spawn(move || (job(), drop(permit)));
+    let failed = |e| Failure::Io(format!("cannot start a thread: {}", describe_io(&e)));
+    spawned.map(drop).map_err(failed)
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ const CANNOT_CONNECT_NOW: &str = "57P03";
 
 /// One attempt: send the StartupMessage and read the first message back.
 pub async fn check(target: &PostgresTarget) -> Result<(), Failure> {
-    let mut exchange = Exchange::open(&target.endpoint, None, "PostgreSQL").await?;
+    let mut exchange = Exchange::open(&target.endpoint, None, "a PostgreSQL").await?;
     exchange.send(&startup_message(target)).await?;
     let header = exchange.exact(5).await?;
     let length = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
@@ -37,19 +37,17 @@ pub async fn check(target: &PostgresTarget) -> Result<(), Failure> {
 
 /// The StartupMessage: length, version, then `user`, `database` and `application_name`.
 fn startup_message(target: &PostgresTarget) -> Vec<u8> {
-    let mut message = vec![0; 4];
-    message.extend_from_slice(&PROTOCOL_3_0.to_be_bytes());
-    let mut parameter = |name: &str, value: &str| {
-        for text in [name, value] {
-            message.extend_from_slice(text.as_bytes());
-            message.push(0);
-        }
-    };
-    parameter("user", &target.user);
-    if let Some(database) = &target.database {
-        parameter("database", database);
+    let database = target.database.as_deref().map(|name| ["database", name]);
+    let pairs = [
+        Some(["user", &target.user]),
+        database,
+        Some(["application_name", "readygate"]),
+    ];
+    let mut message = [[0; 4], PROTOCOL_3_0.to_be_bytes()].concat();
+    for text in pairs.iter().flatten().flatten() {
+        message.extend_from_slice(text.as_bytes());
+        message.push(0);
     }
-    parameter("application_name", "readygate");
     message.push(0);
     let length = u32::try_from(message.len()).unwrap_or(u32::MAX);
     message[..4].copy_from_slice(&length.to_be_bytes());
@@ -59,26 +57,18 @@ fn startup_message(target: &PostgresTarget) -> Vec<u8> {
 /// An ErrorResponse's fields: 57P03 is not ready (its message and detail the reason), any
 /// other error comes from a server that is up.
 fn judge_error(body: &[u8]) -> Result<(), Failure> {
-    let (mut code, mut message, mut detail) = (None, None, None);
-    for field in body.split(|&b| b == 0) {
-        match field.split_first() {
-            Some((b'C', value)) => code = Some(value),
-            Some((b'M', value)) => message = Some(value),
-            Some((b'D', value)) => detail = Some(value),
-            _ => {}
-        }
-    }
-    let code = server_text(code.unwrap_or_default());
+    let fields = body.split(|&b| b == 0);
+    let field = |tag| fields.clone().rev().find_map(|f| f.strip_prefix(&[tag]));
+    let code = server_text(field(b'C').unwrap_or_default());
     if code != CANNOT_CONNECT_NOW {
         tracing::debug!("the server is up and answered with error {code}");
         return Ok(());
     }
-    let mut reason = server_text(message.unwrap_or(b"cannot connect now"));
-    if let Some(detail) = detail {
-        reason.push_str(": ");
-        reason.push_str(&server_text(detail));
+    let mut reason = server_text(field(b'M').unwrap_or(b"cannot connect now"));
+    if let Some(detail) = field(b'D') {
+        reason = format!("{reason}: {}", server_text(detail));
     }
-    Err(Failure::Protocol(format!("{reason} ({code})")))
+    Err(format!("{reason} ({code})").into())
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ static NOAUTH_TOLD: AtomicBool = AtomicBool::new(false);
 /// One attempt: `[AUTH …] PING` in one write, then one line per command.
 pub async fn check(redis: &RedisTarget, target: &Target, context: &Context) -> Result<(), Failure> {
     let mut exchange =
-        Exchange::open(&redis.endpoint, redis.tls.then_some(context), "Redis").await?;
+        Exchange::open(&redis.endpoint, redis.tls.then_some(context), "a Redis").await?;
     let mut request = Vec::new();
     if let Some(auth) = &redis.auth {
         let user = auth.user.as_deref();

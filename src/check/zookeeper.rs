@@ -7,7 +7,7 @@ use crate::target::Endpoint;
 
 /// One attempt: `srvr`, then the answer up to the server's close.
 pub async fn check(endpoint: &Endpoint) -> Result<(), Failure> {
-    let mut exchange = Exchange::open(endpoint, None, "ZooKeeper").await?;
+    let mut exchange = Exchange::open(endpoint, None, "a ZooKeeper").await?;
     exchange.send(b"srvr").await?;
     let answer = exchange.until_closed().await?;
     let has = |words: &[u8]| find(&answer, words).is_some();
