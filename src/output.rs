@@ -1,11 +1,12 @@
 //! Every line readygate writes to stderr or stdout passes here: secrets are hidden once for all
 //! of them ([`crate::redact::secrets`]), and a reader that stops reading (a full pipe, a
-//! stopped terminal) never blocks the engine. Lines are queued, bounded, for a writer thread;
-//! what does not fit is dropped and counted, and exit waits only briefly for the queue.
+//! stopped terminal) never blocks the engine. Lines go to a writer thread through a channel
+//! bounded in bytes; what does not fit is dropped and counted, and exit waits only briefly.
 
-use std::collections::VecDeque;
 use std::io::Write;
-use std::sync::{Condvar, Mutex, OnceLock};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Most bytes queued for one stream; past it lines are dropped (and counted).
@@ -26,9 +27,10 @@ pub fn stdout(line: &str) {
 /// Waits, at most briefly, until what was queued is written: before exit or exec.
 pub fn flush() {
     let until = Instant::now() + FLUSH_WITHIN;
-    for stream in [Stream::Out, Stream::Err] {
-        if let Some(sink) = SINKS[stream as usize].get() {
-            sink.drain(until);
+    for queue in SINKS.iter().filter_map(|sink| sink.get()?.queue.as_ref()) {
+        let (done, written) = sync_channel(1);
+        if queue.send(Message::Flush(done)).is_ok() {
+            let _ = written.recv_timeout(until.saturating_duration_since(Instant::now()));
         }
     }
 }
@@ -69,129 +71,94 @@ fn sink(stream: Stream) -> &'static Sink {
     SINKS[stream as usize].get_or_init(|| Sink::start(stream))
 }
 
-/// One stream's queue and the thread that empties it.
-struct Sink {
-    stream: Stream,
-    state: Mutex<Queue>,
-    changed: Condvar,
+enum Message {
+    Line(Vec<u8>),
+    /// Answered once every line sent before it is written.
+    Flush(SyncSender<()>),
 }
 
-#[derive(Default)]
-struct Queue {
-    lines: VecDeque<Vec<u8>>,
-    bytes: usize,
+/// One stream's queue to the thread that empties it.
+struct Sink {
+    stream: Stream,
+    /// `None` when no writer thread could be started (a tiny `ulimit -u`): lines are written
+    /// directly, as a last resort, rather than lost.
+    queue: Option<Sender<Message>>,
+    /// Bytes queued and not yet taken by the writer.
+    bytes: AtomicUsize,
     /// Lines dropped since the last note about it.
-    dropped: u64,
-    /// The thread is writing a line taken off the queue.
-    writing: bool,
-    /// No writer thread could be started (a tiny `ulimit -u`): lines are written directly,
-    /// as a last resort, rather than lost.
-    dead: bool,
+    dropped: AtomicU64,
 }
 
 impl Sink {
     fn start(stream: Stream) -> Sink {
-        let sink = Sink {
-            stream,
-            state: Mutex::new(Queue::default()),
-            changed: Condvar::new(),
-        };
+        let (queue, lines) = channel();
         let started = std::thread::Builder::new()
             .name("readygate-output".into())
-            .spawn(move || write_all(stream));
-        if started.is_err() {
-            sink.queue().dead = true;
+            .spawn(move || write_all(stream, lines));
+        Sink::new(stream, started.ok().map(|_| queue))
+    }
+
+    fn new(stream: Stream, queue: Option<Sender<Message>>) -> Sink {
+        let (bytes, dropped) = (AtomicUsize::new(0), AtomicU64::new(0));
+        Sink {
+            stream,
+            queue,
+            bytes,
+            dropped,
         }
-        sink
     }
 
-    fn queue(&self) -> std::sync::MutexGuard<'_, Queue> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
+    /// Never blocks: sending wakes the writer only when it is waiting for lines.
     fn push(&self, line: &str) {
         let mut bytes = crate::redact::secrets(line).into_bytes();
         bytes.push(b'\n');
-        let mut queue = self.queue();
-        if queue.dead {
-            drop(queue);
-            write_line(self.stream, &bytes, 0);
+        let Some(queue) = &self.queue else {
+            return write_lines(self.stream, &bytes, 0);
+        };
+        if self.bytes.fetch_add(bytes.len(), Relaxed) + bytes.len() > QUEUE_BYTES {
+            self.bytes.fetch_sub(bytes.len(), Relaxed);
+            self.dropped.fetch_add(1, Relaxed);
             return;
         }
-        if queue.bytes + bytes.len() > QUEUE_BYTES {
-            queue.dropped += 1;
-            return;
-        }
-        // The writer looks at the queue again after every write, so it needs waking only when
-        // it may be waiting: the queue was empty and nothing was being written.
-        let idle = queue.lines.is_empty() && !queue.writing;
-        queue.bytes += bytes.len();
-        queue.lines.push_back(bytes);
-        if idle {
-            self.changed.notify_all();
-        }
-    }
-
-    fn drain(&self, until: Instant) {
-        let mut queue = self.queue();
-        while !queue.dead && (queue.writing || !queue.lines.is_empty()) {
-            let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return;
-            }
-            queue = match self.changed.wait_timeout(queue, left) {
-                Ok((queue, _)) => queue,
-                Err(poisoned) => poisoned.into_inner().0,
-            };
-        }
+        let _ = queue.send(Message::Line(bytes));
     }
 }
 
 /// The writer thread: blocking writes, in order; a write that fails drops its lines. It takes
 /// every queued line at once, so a burst (500 targets ready together) costs one wake-up and one
 /// write, not one of each per line.
-fn write_all(stream: Stream) {
+fn write_all(stream: Stream, queue: Receiver<Message>) {
     let sink = sink(stream);
-    loop {
-        let (lines, dropped) = {
-            let mut queue = sink.queue();
-            while queue.lines.is_empty() {
-                queue = match sink.changed.wait(queue) {
-                    Ok(queue) => queue,
-                    Err(poisoned) => poisoned.into_inner(),
-                };
+    while let Ok(first) = queue.recv() {
+        let (mut lines, mut flushes) = (Vec::new(), Vec::new());
+        for message in std::iter::once(first).chain(queue.try_iter()) {
+            match message {
+                Message::Line(line) => lines.extend(line),
+                Message::Flush(done) => flushes.push(done),
             }
-            let lines: Vec<u8> = queue.lines.drain(..).flatten().collect();
-            queue.bytes = 0;
-            queue.writing = true;
-            (lines, std::mem::take(&mut queue.dropped))
-        };
-        write_line(stream, &lines, dropped);
-        sink.queue().writing = false;
-        sink.changed.notify_all();
+        }
+        sink.bytes.fetch_sub(lines.len(), Relaxed);
+        write_lines(stream, &lines, sink.dropped.swap(0, Relaxed));
+        for done in flushes {
+            let _ = done.send(());
+        }
     }
 }
 
 /// Writes whole lines (blocking), after a note of the `dropped` lines before them, if any.
-fn write_line(stream: Stream, line: &[u8], dropped: u64) {
+fn write_lines(stream: Stream, lines: &[u8], dropped: u64) {
     let note = (dropped > 0)
         .then(|| format!("readygate: {dropped} lines dropped: this stream was not being read\n"));
+    let note = note.as_deref().unwrap_or_default().as_bytes();
     match stream {
         Stream::Err => {
             let mut out = std::io::stderr().lock();
-            if let Some(note) = note {
-                let _ = out.write_all(note.as_bytes());
-            }
-            let _ = out.write_all(line);
+            let _ = out.write_all(note).and_then(|()| out.write_all(lines));
         }
         Stream::Out => {
             let mut out = std::io::stdout().lock();
-            let _ = out.write_all(line).and_then(|()| out.flush());
-            if let Some(note) = note {
-                let _ = std::io::stderr().write_all(note.as_bytes());
-            }
+            let _ = out.write_all(lines).and_then(|()| out.flush());
+            let _ = std::io::stderr().write_all(note);
         }
     }
 }
@@ -202,25 +169,19 @@ mod tests {
 
     #[test]
     fn a_full_queue_drops_and_counts() {
-        let sink = Sink {
-            stream: Stream::Err,
-            state: Mutex::new(Queue::default()),
-            changed: Condvar::new(),
-        };
+        let (queue, lines) = channel();
+        let sink = Sink::new(Stream::Err, Some(queue));
         let big = "x".repeat(QUEUE_BYTES / 3);
         sink.push(&big);
         sink.push(&big);
         sink.push(&big);
-        let queue = sink.queue();
-        assert_eq!(queue.lines.len(), 2);
-        assert_eq!(queue.dropped, 1);
-        drop(queue);
-        let small = Sink {
-            stream: Stream::Err,
-            state: Mutex::new(Queue::default()),
-            changed: Condvar::new(),
+        assert_eq!(lines.try_iter().count(), 2);
+        assert_eq!(sink.dropped.load(Relaxed), 1);
+        let (queue, lines) = channel();
+        Sink::new(Stream::Err, Some(queue)).push("http://u:pw@h/");
+        let Ok(Message::Line(line)) = lines.try_recv() else {
+            panic!("nothing queued");
         };
-        small.push("http://u:pw@h/");
-        assert_eq!(small.queue().lines[0], b"http://u:***@h/\n");
+        assert_eq!(line, b"http://u:***@h/\n");
     }
 }
