@@ -9,13 +9,12 @@ use std::net::SocketAddr;
 /// One attempt's failure.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Failure {
-    /// No TCP connection: `connection refused to 127.0.0.1:5432 (and 1 other address)`.
+    /// No TCP connection: `connection refused to 127.0.0.1:5432 (and 1 other address)`:
+    /// [`describe_io`]'s words for the last address tried (`None` where the target's own name
+    /// shows it), and how many addresses were tried in all.
     Connect {
-        /// The last address tried; `None` where the target's own name shows it.
         addr: Option<SocketAddr>,
-        /// What went wrong there, as [`describe_io`] says it.
         cause: String,
-        /// How many addresses were tried in all.
         tried: usize,
     },
     /// The name did not resolve, or the resolver failed: `no such host web`.
@@ -77,14 +76,13 @@ impl Failure {
     }
 }
 
-/// A failure said in free words: a protocol's reason.
+/// A failure said in free words is a protocol's reason.
 impl From<String> for Failure {
     fn from(text: String) -> Failure {
         Failure::Protocol(text)
     }
 }
 
-/// A failure said in free words: a protocol's reason.
 impl From<&str> for Failure {
     fn from(text: &str) -> Failure {
         Failure::Protocol(text.to_string())
@@ -102,12 +100,11 @@ pub fn describe_io(err: &io::Error) -> String {
         PermissionDenied => "permission denied",
         TimedOut => "timed out",
         AddrNotAvailable => "address not available",
-        UnexpectedEof => "connection closed",
-        BrokenPipe => "connection closed",
+        UnexpectedEof | BrokenPipe => "connection closed",
         _ => {
             let text = err.to_string();
-            return match text.find(" (os error") {
-                Some(cut) => text[..cut].to_ascii_lowercase(),
+            return match text.split_once(" (os error") {
+                Some((words, _)) => words.to_ascii_lowercase(),
                 None => text,
             };
         }
@@ -139,75 +136,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn connect_failures_name_the_address_and_how_many_others() {
-        let a: SocketAddr = "127.0.0.1:1".parse().unwrap();
-        let b: SocketAddr = "[::1]:1".parse().unwrap();
-        let connect = |addr, cause: &str, tried| Failure::Connect {
-            addr: Some(addr),
-            cause: cause.into(),
-            tried,
-        };
-        let cases = [
-            (
-                connect(a, "connection refused", 1),
-                "connection refused to 127.0.0.1:1",
-            ),
-            (
-                connect(b, "connection refused", 2),
-                "connection refused to [::1]:1 (and 1 other address)",
-            ),
-            (
-                connect(b, "network is unreachable", 3),
-                "network is unreachable to [::1]:1 (and 2 other addresses)",
-            ),
-        ];
-        for (failure, text) in cases {
-            assert_eq!(failure.to_string(), text);
+    fn connect_failures_name_the_address_unless_their_target_shows_it() {
+        // target; last address tried; addresses tried; cause; shown beside the target
+        for row in [
+            "127.0.0.1:1; 127.0.0.1:1; 1; refused; refused",
+            "tcp://[::1]:80; [::1]:80; 1; refused; refused",
+            "http://127.0.0.1:8080/x; 127.0.0.1:8080; 1; refused; refused",
+            // The name does not show the address: it stays.
+            "localhost:1; [::1]:1; 1; refused; refused to [::1]:1",
+            "http://127.0.0.1/; 127.0.0.1:80; 1; refused; refused to 127.0.0.1:80",
+            "localhost:1; [::1]:1; 2; refused; refused to [::1]:1 (and 1 other address)",
+            "localhost:1; [::1]:1; 3; unreachable; unreachable to [::1]:1 (and 2 other addresses)",
+        ] {
+            let [name, addr, tried, cause, shown] = row.split("; ").collect::<Vec<_>>()[..] else {
+                panic!("{row}");
+            };
+            let failure = Failure::Connect {
+                addr: Some(addr.parse().unwrap()),
+                cause: cause.into(),
+                tried: tried.parse().unwrap(),
+            };
+            assert_eq!(failure.for_target(name).to_string(), shown, "{row}");
         }
         assert_eq!(Failure::Status(503).to_string(), "status 503");
-    }
-
-    #[test]
-    fn a_failure_does_not_repeat_the_address_its_target_names() {
-        let refused = |to: &str, tried| Failure::Connect {
-            addr: Some(to.parse().unwrap()),
-            cause: "connection refused".into(),
-            tried,
-        };
-        for (name, failure, shown) in [
-            (
-                "127.0.0.1:1",
-                refused("127.0.0.1:1", 1),
-                "connection refused",
-            ),
-            (
-                "tcp://[::1]:80",
-                refused("[::1]:80", 1),
-                "connection refused",
-            ),
-            (
-                "http://127.0.0.1:8080/x",
-                refused("127.0.0.1:8080", 1),
-                "connection refused",
-            ),
-            // The name does not show the address: it stays.
-            (
-                "localhost:1",
-                refused("[::1]:1", 1),
-                "connection refused to [::1]:1",
-            ),
-            (
-                "http://127.0.0.1/",
-                refused("127.0.0.1:80", 1),
-                "connection refused to 127.0.0.1:80",
-            ),
-            (
-                "localhost:1",
-                refused("[::1]:1", 2),
-                "connection refused to [::1]:1 (and 1 other address)",
-            ),
-        ] {
-            assert_eq!(failure.for_target(name).to_string(), shown, "{name}");
-        }
     }
 }
