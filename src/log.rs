@@ -71,31 +71,18 @@ fn one_line_fields() -> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> {
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write;
-    use std::sync::{Arc, Mutex};
+    use std::io::Read;
+    use std::os::unix::net::UnixStream;
+    use std::sync::Arc;
 
     use super::*;
 
-    /// A writer that keeps what the formatter wrote.
-    #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
-
-    impl Write for Captured {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
     #[test]
     fn every_field_of_a_text_line_is_one_line() {
-        let captured = Captured::default();
-        let writer = captured.clone();
+        // The formatter writes into one end; the other reads it all once the subscriber is gone.
+        let (mut reader, writer) = UnixStream::pair().unwrap();
         let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || writer.clone())
+            .with_writer(Arc::new(writer))
             .with_ansi(false)
             .fmt_fields(one_line_fields())
             .finish();
@@ -103,7 +90,8 @@ mod tests {
             let forged = "x\n2026-01-01T00:00:00Z  INFO forged: ready\r\u{1b}[2K";
             tracing::info!(reason = forged, "still waiting: {forged}");
         });
-        let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        let mut text = String::new();
+        reader.read_to_string(&mut text).unwrap();
         assert_eq!(text.lines().count(), 1, "{text}");
         assert!(!text.contains('\r') && !text.contains('\u{1b}'), "{text}");
         assert!(text.contains("still waiting: x\\n2026"), "{text}");

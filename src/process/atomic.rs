@@ -111,11 +111,7 @@ mod tests {
         fs::create_dir_all(&dir).unwrap();
         let (_, first) = create_temp(&dir, "readygate").unwrap();
         let (_, second) = create_temp(&dir, "readygate").unwrap();
-        assert_eq!(
-            first,
-            dir.join(".readygate.tmp"),
-            "the fixed name comes first"
-        );
+        assert_eq!(first, dir.join(".readygate.tmp"), "fixed name first");
         let name = second.file_name().unwrap().to_string_lossy().into_owned();
         assert!(name.starts_with(".readygate.") && name.ends_with(".tmp") && name.len() > 16);
         fs::remove_file(first).unwrap();
@@ -124,21 +120,13 @@ mod tests {
         let dest = dir.join("state");
         replace(&dest, 0o644, |f| io::Write::write_all(f, b"native\n")).unwrap();
         assert_eq!(fs::read_to_string(&dest).unwrap(), "native\n");
-        let failed = replace(&dest, 0o644, |_| {
-            Err::<(), _>(io::Error::other("disk on fire"))
-        });
+        let failed = replace(&dest, 0o644, |_| Err::<(), _>(io::Error::other("full")));
         assert_eq!(failed.unwrap_err().step, Step::Write);
+        // A file cannot replace a folder.
         let rename = replace(&dir, 0o644, |_| Ok(()));
-        assert_eq!(
-            rename.unwrap_err().step,
-            Step::Rename,
-            "a file cannot replace a folder"
-        );
-        assert_eq!(
-            fs::read_to_string(&dest).unwrap(),
-            "native\n",
-            "the old file is kept"
-        );
+        assert_eq!(rename.unwrap_err().step, Step::Rename);
+        // The old file is kept.
+        assert_eq!(fs::read_to_string(&dest).unwrap(), "native\n");
         let left: Vec<_> = fs::read_dir(&dir).unwrap().collect();
         assert_eq!(left.len(), 1, "a temporary file was left behind: {left:?}");
         fs::remove_dir_all(&dir).unwrap();

@@ -90,18 +90,13 @@ impl Terminations {
     /// SIGILL, SIGTRAP, SIGSYS, SIGABRT, SIGXCPU, SIGXFSZ), which must still end it; SIGPIPE, which
     /// it ignores; and the signals whose default does not end a process.
     pub fn forwarded() -> Terminations {
+        use libc::{
+            SIGALRM, SIGHUP, SIGINT, SIGIO, SIGPROF, SIGPWR, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2,
+            SIGVTALRM,
+        };
         let mut numbers = vec![
-            libc::SIGHUP,
-            libc::SIGINT,
-            libc::SIGQUIT,
-            libc::SIGTERM,
-            libc::SIGUSR1,
-            libc::SIGUSR2,
-            libc::SIGALRM,
-            libc::SIGVTALRM,
-            libc::SIGPROF,
-            libc::SIGIO,
-            libc::SIGPWR,
+            SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO,
+            SIGPWR,
         ];
         numbers.extend(libc::SIGRTMIN()..=libc::SIGRTMAX());
         Terminations::of(&numbers)

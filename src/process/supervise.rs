@@ -12,7 +12,7 @@ use tokio::time::{sleep, timeout};
 use crate::check::{http, Context, HttpMethod, Options};
 use crate::exit::Exit;
 use crate::process::signal::Terminations;
-use crate::target::HttpTarget;
+use crate::target::{HttpTarget, Kind, Target};
 
 /// Reap even if a SIGCHLD was somehow not seen: a bound on how late an exit is noticed.
 const REAP_POLL: Duration = Duration::from_secs(1);
@@ -26,23 +26,21 @@ pub async fn supervise(command: &[OsString], url: &HttpTarget, signals: &mut Ter
     let mut child = Command::new(program);
     child.args(args);
     crate::process::signal::restore_for(&mut child);
-    match child.spawn() {
-        Ok(child) => {
-            let pid = child.id() as libc::pid_t;
-            tracing::info!(
-                "running {} as pid {pid}; POST {} when it exits",
-                crate::redact::quoted(&program.to_string_lossy()),
-                shown(url)
-            );
-            let exit = wait(pid, signals, &mut exits).await;
-            match &exit {
-                Exit::Signal(n) => tracing::info!("the command was killed by signal {n}"),
-                other => tracing::info!("the command exited with status {}", other.code()),
-            }
-            exit
-        }
-        Err(err) => crate::process::exec::cannot_run(program, &err),
+    let pid = match child.spawn() {
+        Ok(child) => child.id() as libc::pid_t,
+        Err(err) => return crate::process::exec::cannot_run(program, &err),
+    };
+    tracing::info!(
+        "running {} as pid {pid}; POST {} when it exits",
+        crate::redact::quoted(&program.to_string_lossy()),
+        shown(url)
+    );
+    let exit = wait(pid, signals, &mut exits).await;
+    match &exit {
+        Exit::Signal(n) => tracing::info!("the command was killed by signal {n}"),
+        other => tracing::info!("the command exited with status {}", other.code()),
     }
+    exit
 }
 
 /// Waits for COMMAND to exit, forwarding signals to it and reaping every other child.
@@ -119,11 +117,7 @@ pub async fn notify(url: &HttpTarget, attempt_timeout: Duration, options: &Optio
 /// Sends the notice when the plan itself was refused (a usage error), if `url` is a valid
 /// `http(s)://` URL: with default options, as nothing else of the plan can be trusted.
 pub async fn notify_refused(url: &str, attempt_timeout: Duration) {
-    if let Ok(crate::target::Target {
-        kind: crate::target::Kind::Http(url),
-        ..
-    }) = crate::target::Target::parse(url)
-    {
+    if let Ok(Kind::Http(url)) = Target::parse(url).map(|target| target.kind) {
         notify(&url, attempt_timeout, &Options::default()).await;
     }
 }

@@ -37,11 +37,8 @@ pub async fn run(args: Legacy, mut signals: Terminations) -> Result<Exit, Exit> 
     let mut expired = false;
     loop {
         let owned = path.clone();
-        let read = match lane.run(move || state::read(&owned)).await {
-            Ok(read) => read?,
-            Err(_) => state::read(path)?,
-        };
-        match read {
+        let read = lane.run(move || state::read(&owned)).await;
+        match read.unwrap_or_else(|_| state::read(path))? {
             Some(State::Native) => return Ok(stand_down(args.on_native, signals).await),
             _ if expired => break,
             _ => {}

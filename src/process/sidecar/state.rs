@@ -114,10 +114,8 @@ mod tests {
         let Err(Exit::Usage(err)) = read(&path) else {
             panic!("accepted a misspelt state");
         };
-        assert!(
-            err.contains("holds \"nativ\", not first-run or native"),
-            "{err}"
-        );
+        let expected = "holds \"nativ\", not first-run or native";
+        assert!(err.contains(expected), "{err}");
         // Content being written is not a state yet; a whole line is a whole state.
         for (content, expected) in [
             ("", Some(None)),
