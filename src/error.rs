@@ -60,19 +60,13 @@ impl Failure {
     /// The failure as shown next to the target named `name`: a connect failure does not repeat
     /// the one address that name shows (`127.0.0.1:1: connection refused`), but keeps one the
     /// name does not (`localhost:1: connection refused to [::1]:1`).
-    pub fn for_target(self, name: &str) -> Failure {
-        match self {
-            Failure::Connect {
-                addr: Some(addr),
-                cause,
-                tried: 1,
-            } if name.contains(&addr.to_string()) => Failure::Connect {
-                addr: None,
-                cause,
-                tried: 1,
-            },
-            other => other,
+    pub fn for_target(mut self, name: &str) -> Failure {
+        if let Failure::Connect { addr, tried: 1, .. } = &mut self {
+            if addr.is_some_and(|addr| name.contains(&addr.to_string())) {
+                *addr = None;
+            }
         }
+        self
     }
 }
 

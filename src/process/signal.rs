@@ -26,11 +26,10 @@ const STANDARD: std::ops::RangeInclusive<libc::c_int> = 1..=31;
 extern "C" fn record_at_start() {
     let (mut ignored, mut masked) = (0u64, 0u64);
     // SAFETY: sigaction with a null new action and pthread_sigmask with a null new set only
-    // write the current state into buffers owned here; a failed call leaves its bit clear.
+    // write the current state into zeroed buffers owned here; a failed call leaves bits clear.
     unsafe {
         let mut mask = MaybeUninit::<libc::sigset_t>::zeroed();
-        let got_mask =
-            libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), mask.as_mut_ptr()) == 0;
+        libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), mask.as_mut_ptr());
         for signal in STANDARD {
             let mut action = MaybeUninit::<libc::sigaction>::zeroed();
             if libc::sigaction(signal, std::ptr::null(), action.as_mut_ptr()) == 0
@@ -38,7 +37,7 @@ extern "C" fn record_at_start() {
             {
                 ignored |= 1 << (signal - 1);
             }
-            if got_mask && libc::sigismember(mask.as_ptr(), signal) == 1 {
+            if libc::sigismember(mask.as_ptr(), signal) == 1 {
                 masked |= 1 << (signal - 1);
             }
         }
