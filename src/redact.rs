@@ -57,21 +57,19 @@ fn word_secrets(word: &str) -> String {
 fn hidden_range(word: &str) -> Option<std::ops::Range<usize>> {
     let at = word.rfind('@')?;
     let before = &word[..at];
-    let (start, scheme) = match scheme_end(before) {
-        Some(end) => (end, true),
-        None => (
-            before
-                .find(|c: char| c.is_alphanumeric() || c == ':')
-                .unwrap_or(before.len()),
-            false,
-        ),
-    };
+    let scheme = scheme_end(before);
+    let start = scheme.unwrap_or_else(|| {
+        let userinfo = before.find(|c: char| c.is_alphanumeric() || c == ':');
+        userinfo.unwrap_or(before.len())
+    });
     let userinfo = &before[start..];
     match userinfo.find(':') {
         Some(colon) => Some(start + colon + 1..at),
         // A bare `user@host` without a scheme is an e-mail address; after a scheme a lone
         // userinfo is a token, unless it holds a `/` (then the `@` is in a path).
-        None if scheme && !userinfo.is_empty() && !userinfo.contains('/') => Some(start..at),
+        None if scheme.is_some() && !userinfo.is_empty() && !userinfo.contains('/') => {
+            Some(start..at)
+        }
         None => None,
     }
 }
@@ -91,19 +89,17 @@ pub fn secret_pieces_hidden(text: &str, reason: &str) -> String {
     }
     // What a parser quotes from its input is between double quotes: a quoted value holding
     // a piece of the secret is hidden whole.
-    let mut shown = String::with_capacity(reason.len());
-    for (i, part) in reason.split('"').enumerate() {
-        if i > 0 {
-            shown.push('"');
-        }
-        let quoted = i % 2 == 1;
-        if quoted && pieces.iter().any(|piece| part.contains(piece)) {
-            shown.push_str("***");
-        } else {
-            shown.push_str(part);
-        }
-    }
-    shown
+    let parts: Vec<&str> = reason
+        .split('"')
+        .enumerate()
+        .map(
+            |(i, part)| match i % 2 == 1 && pieces.iter().any(|p| part.contains(p)) {
+                true => "***",
+                false => part,
+            },
+        )
+        .collect();
+    parts.join("\"")
 }
 
 /// Where the userinfo starts after a `scheme:` and its slashes (one, two or none), if any.

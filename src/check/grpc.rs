@@ -112,10 +112,8 @@ async fn judge(response: Response<Incoming>) -> Result<(), Failure> {
     let status = response.status();
     let (head, body) = response.into_parts();
     if status != StatusCode::OK {
-        return Err(Failure::Protocol(format!(
-            "HTTP status {} (not a gRPC server?)",
-            status.as_u16()
-        )));
+        let status = status.as_u16();
+        return Err(format!("HTTP status {status} (not a gRPC server?)").into());
     }
     let (message, trailers) = super::http::read_frames(body, wire::MAX_RESPONSE + 1)
         .await
@@ -145,26 +143,18 @@ async fn judge(response: Response<Incoming>) -> Result<(), Failure> {
 
 /// The numeric `grpc-status`, if present and a number.
 fn grpc_status(headers: &HeaderMap) -> Option<u32> {
-    headers
-        .get("grpc-status")?
-        .to_str()
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
+    let value = headers.get("grpc-status")?.to_str().ok()?;
+    value.trim().parse().ok()
 }
 
 /// A call that ended with a non-zero status. `NOT_FOUND` is how `Check` says the service is
 /// unknown (the health protocol's `SERVICE_UNKNOWN`), so it is named so.
 fn failed_call(code: u32, headers: &HeaderMap) -> Failure {
     let name = CODES.get(code as usize).copied().unwrap_or("UNKNOWN_CODE");
-    let message = headers
-        .get("grpc-message")
-        .map(|m| String::from_utf8_lossy(&crate::percent::decode(m.as_bytes())).into_owned())
-        .filter(|m| !m.is_empty());
     let mut status = format!("grpc-status {code} {name}");
-    if let Some(message) = message {
-        status = format!("{status}: {message}");
+    if let Some(message) = headers.get("grpc-message").filter(|m| !m.is_empty()) {
+        let message = crate::percent::decode(message.as_bytes());
+        status = format!("{status}: {}", String::from_utf8_lossy(&message));
     }
     Failure::Protocol(match code {
         5 => format!("SERVICE_UNKNOWN ({status})"),

@@ -211,13 +211,10 @@ pub async fn read_frames(
 
 /// [`read_frames`]' body, without trailers.
 pub async fn read_body(body: Incoming, most: usize) -> Result<Vec<u8>, Failure> {
-    match read_frames(body, most).await {
-        Ok((body, _)) => Ok(body),
-        Err(e) => Err(Failure::Protocol(format!(
-            "reading body: {}",
-            describe_error(&e)
-        ))),
-    }
+    let (body, _) = read_frames(body, most)
+        .await
+        .map_err(|e| format!("reading body: {}", describe_error(&e)))?;
+    Ok(body)
 }
 
 /// An `http(s)://` target as the user types it, for the tests of this folder.
