@@ -133,32 +133,3 @@ fn request(cluster: &Cluster, path: &str, token: &str) -> Result<Request<Empty<B
         .body(Empty::new())
         .map_err(|e| format!("invalid request: {e}"))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_and_forbidden_reasons() {
-        let (jobs, job) = (("batch", "v1", "jobs"), Query::Get("migrate"));
-        assert_eq!(
-            path(jobs, "shop", job),
-            "/apis/batch/v1/namespaces/shop/jobs/migrate"
-        );
-        assert_eq!(
-            forbidden(jobs, "shop", job),
-            Failure::from(
-                "forbidden: get jobs/migrate in shop — grant get on jobs (apiGroup \"batch\") to \
-             the pod's service account"
-            )
-        );
-        let (pods, list) = (("", "v1", "pods"), Query::List("app=web,tier in (a,b)"));
-        assert_eq!(
-            path(pods, "default", list),
-            "/api/v1/namespaces/default/pods?labelSelector=app%3Dweb%2Ctier%20in%20%28a%2Cb%29"
-        );
-        assert!(forbidden(pods, "default", list)
-            .to_string()
-            .starts_with("forbidden: list pods in default — grant list on pods to"));
-    }
-}

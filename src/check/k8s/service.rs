@@ -55,30 +55,10 @@ mod tests {
     use super::super::object::parse;
     use super::*;
 
-    fn verdict(json: &str) -> Result<(), Failure> {
-        judge(&parse(json).unwrap(), "ns", "db")
-    }
-
     #[test]
-    fn ready_unknown_and_unready_endpoints() {
-        assert!(verdict(r#"{"items":[]}"#)
-            .unwrap_err()
-            .to_string()
-            .starts_with("no EndpointSlice for service db in ns"));
-        assert_eq!(
-            verdict(r#"{"items":[{"endpoints":null}]}"#),
-            Err("service db has no endpoint".into())
-        );
-        let unready = r#"{"items":[{"endpoints":[{"addresses":["10.0.0.1"],
-            "conditions":{"ready":false,"serving":true}}]}]}"#;
-        assert_eq!(
-            verdict(unready),
-            Err("service db has no ready endpoint (1 not ready)".into())
-        );
-        let unknown = r#"{"items":[{"endpoints":[{"addresses":["10.0.0.1"],"conditions":{}}]}]}"#;
-        assert_eq!(verdict(unknown), Ok(()));
+    fn a_ready_endpoint_in_any_slice_is_enough() {
         let one_of_two = r#"{"items":[{"endpoints":[{"conditions":{"ready":false}}]},
             {"endpoints":[{"conditions":{"ready":true}}]}]}"#;
-        assert_eq!(verdict(one_of_two), Ok(()));
+        assert_eq!(judge(&parse(one_of_two).unwrap(), "ns", "db"), Ok(()));
     }
 }
