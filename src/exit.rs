@@ -44,21 +44,3 @@ impl Exit {
         self.code()
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn statuses_match_the_contract() {
-        assert_eq!(Exit::Ready.code(), 0);
-        assert_eq!(Exit::NotReady.code(), 1);
-        assert_eq!(Exit::Failed("x".into()).code(), 1);
-        assert_eq!(Exit::Usage("x".into()).code(), 2);
-        assert_eq!(Exit::CannotExecute.code(), 126);
-        assert_eq!(Exit::CommandNotFound.code(), 127);
-        assert_eq!(Exit::Signal(2).code(), 130);
-        assert_eq!(Exit::Signal(15).code(), 143);
-        assert_eq!(Exit::Child(42).code(), 42);
-    }
-}

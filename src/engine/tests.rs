@@ -22,6 +22,8 @@ enum Step {
     Slow(Duration),
     /// Waits until its attempt ends, then says why, as a DNS lookup that stops waiting does.
     Stalls(&'static str),
+    /// A 503 asking not to be tried again for this long (`Retry-After`).
+    Busy(Duration),
 }
 use Step::*;
 
@@ -33,8 +35,6 @@ const REFUSED: Step = Down("connection refused");
 struct Scripted {
     start: Instant,
     script: Vec<(Duration, Step)>,
-    /// Asks every time not to be tried again for this long (a `Retry-After`).
-    asks: Option<Duration>,
     /// When its watch fires.
     fires_at: Option<Duration>,
     times: Arc<Mutex<Vec<Duration>>>,
@@ -46,7 +46,6 @@ fn script(steps: &[(u32, Step)]) -> Scripted {
     Scripted {
         start: Instant::now(),
         script: steps.iter().map(|&(ms, step)| (ms * MS, step)).collect(),
-        asks: None,
         fires_at: None,
         times: Arc::default(),
         watches: Arc::default(),
@@ -63,12 +62,9 @@ fn down() -> Scripted {
     script(&[(0, REFUSED)])
 }
 
-/// Busy for good, asking not to be tried again for `wait` (a 503 with `Retry-After`).
+/// Busy for good, asking each time not to be tried again for `wait`.
 fn busy(wait: Duration) -> Scripted {
-    Scripted {
-        asks: Some(wait),
-        ..script(&[(0, Down("status 503"))])
-    }
+    script(&[(0, Busy(wait))])
 }
 
 impl Scripted {
@@ -99,9 +95,6 @@ impl Condition for Scripted {
     async fn attempt(&self) -> Result<(), Miss<&'static str>> {
         let at = self.start.elapsed();
         self.times.lock().unwrap().push(at);
-        if let Some(wait) = self.asks {
-            retry_not_before(wait);
-        }
         let step = self.script.iter().rev().find(|(from, _)| at >= *from);
         match step.expect("a script starts at zero").1 {
             Up => Ok(()),
@@ -114,6 +107,10 @@ impl Condition for Scripted {
             Stalls(why) => {
                 tokio::time::sleep_until(attempt_end().expect("in an attempt")).await;
                 Err(Miss::NotYet(why))
+            }
+            Busy(wait) => {
+                retry_not_before(wait);
+                Err(Miss::NotYet("status 503"))
             }
         }
     }
