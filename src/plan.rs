@@ -49,15 +49,12 @@ pub enum Mode {
 /// Everything a `wait` or `probe` run does, validated.
 #[derive(Debug)]
 pub struct Plan {
-    /// `wait` or `probe`.
     pub mode: Mode,
     /// The targets, in the order given.
     pub targets: Vec<Target>,
     /// How each target's attempts are spaced, in the same order.
     pub schedules: Vec<Schedule>,
-    /// Retry settings.
     pub policy: Policy,
-    /// Per-attempt options.
     pub options: Options,
     /// Marker file to create when ready.
     pub touch: Option<PathBuf>,
@@ -67,7 +64,6 @@ pub struct Plan {
     pub command: Vec<OsString>,
     /// `--on-exit URL`: run COMMAND as a child and POST here when it exits.
     pub on_exit: Option<HttpTarget>,
-    /// Logging.
     pub log: LogSettings,
     /// `READYGATE_DISABLED=true`: skip all waiting.
     pub disabled: bool,

@@ -143,7 +143,6 @@ pub struct TargetReport<F> {
 }
 
 impl<F: fmt::Display> TargetReport<F> {
-    /// The last miss in words.
     pub fn reason(&self) -> Option<String> {
         self.last_error.as_ref().map(ToString::to_string)
     }
