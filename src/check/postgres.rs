@@ -7,12 +7,6 @@ use super::answer::{server_text, Exchange, MAX_ANSWER};
 use crate::error::Failure;
 use crate::target::PostgresTarget;
 
-/// Protocol version 3.0, as the StartupMessage says it.
-const PROTOCOL_3_0: u32 = 3 << 16;
-
-/// The SQLSTATE of "the database system is starting up" and its kin.
-const CANNOT_CONNECT_NOW: &str = "57P03";
-
 /// One attempt: send the StartupMessage and read the first message back.
 pub async fn check(target: &PostgresTarget) -> Result<(), Failure> {
     let mut exchange = Exchange::open(&target.endpoint, None, "a PostgreSQL").await?;
@@ -43,7 +37,8 @@ fn startup_message(target: &PostgresTarget) -> Vec<u8> {
         database,
         Some(["application_name", "readygate"]),
     ];
-    let mut message = [[0; 4], PROTOCOL_3_0.to_be_bytes()].concat();
+    // The length, set below, then protocol version 3.0.
+    let mut message = [[0; 4], (3u32 << 16).to_be_bytes()].concat();
     for text in pairs.iter().flatten().flatten() {
         message.extend_from_slice(text.as_bytes());
         message.push(0);
@@ -60,7 +55,7 @@ fn judge_error(body: &[u8]) -> Result<(), Failure> {
     let fields = body.split(|&b| b == 0);
     let field = |tag| fields.clone().rev().find_map(|f| f.strip_prefix(&[tag]));
     let code = server_text(field(b'C').unwrap_or_default());
-    if code != CANNOT_CONNECT_NOW {
+    if code != "57P03" {
         tracing::debug!("the server is up and answered with error {code}");
         return Ok(());
     }

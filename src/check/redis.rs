@@ -15,15 +15,14 @@ static NOAUTH_TOLD: AtomicBool = AtomicBool::new(false);
 
 /// One attempt: `[AUTH …] PING` in one write, then one line per command.
 pub async fn check(redis: &RedisTarget, target: &Target, context: &Context) -> Result<(), Failure> {
-    let mut exchange =
-        Exchange::open(&redis.endpoint, redis.tls.then_some(context), "a Redis").await?;
+    let tls = redis.tls.then_some(context);
+    let mut exchange = Exchange::open(&redis.endpoint, tls, "a Redis").await?;
     let mut request = Vec::new();
     if let Some(auth) = &redis.auth {
-        let user = auth.user.as_deref();
-        command(
-            &mut request,
-            &[&["AUTH"], user.as_slice(), &[auth.password.expose()]].concat(),
-        );
+        let mut words = vec!["AUTH"];
+        words.extend(auth.user.as_deref());
+        words.push(auth.password.expose());
+        command(&mut request, &words);
     }
     command(&mut request, &["PING"]);
     exchange.send(&request).await?;
@@ -69,11 +68,9 @@ fn reply<'a>(exchange: &Exchange, line: &'a [u8]) -> Result<Reply<'a>, Failure> 
 
 /// Appends `words` as a RESP array of bulk strings.
 fn command(request: &mut Vec<u8>, words: &[&str]) {
-    request.extend_from_slice(format!("*{}\r\n", words.len()).as_bytes());
+    request.extend(format!("*{}\r\n", words.len()).bytes());
     for word in words {
-        request.extend_from_slice(format!("${}\r\n", word.len()).as_bytes());
-        request.extend_from_slice(word.as_bytes());
-        request.extend_from_slice(b"\r\n");
+        request.extend(format!("${}\r\n{word}\r\n", word.len()).bytes());
     }
 }
 

@@ -4,8 +4,6 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
-use std::io;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
@@ -17,9 +15,10 @@ use tokio::task::AbortHandle;
 
 use super::Wake;
 
-/// The inotify events for this kind of wake-up.
+/// The inotify events for this kind of wake-up, added to what a shared watch has.
 pub fn mask(wake: Wake) -> WatchMask {
-    let entries = WatchMask::CREATE
+    let entries = WatchMask::MASK_ADD
+        | WatchMask::CREATE
         | WatchMask::MOVED_TO
         | WatchMask::MOVED_FROM
         | WatchMask::DELETE
@@ -38,14 +37,12 @@ pub fn mask(wake: Wake) -> WatchMask {
 /// The run's inotify instance; a task on the runtime reads its events and wakes the
 /// subscribers of the folder each concerns.
 pub struct Hub {
-    /// Adds and removes watches; usable from any thread.
-    watches: Watches,
+    /// Adds and removes watches from any thread.
+    pub watches: Watches,
     folders: Folders,
-    /// The task reading events, stopped with the hub.
     reader: AbortHandle,
 }
 
-/// The subscribers of each watched folder, by watch.
 type Folders = Arc<Mutex<HashMap<WatchDescriptor, Vec<Subscriber>>>>;
 
 /// What a folder's events wake for one file target.
@@ -71,13 +68,12 @@ impl Subscriber {
     /// Wakes for an event on `entry`, or on the folder itself (`None`).
     fn wake(&self, entry: Option<&OsStr>) {
         let Wakers { own, others, stale } = &*self.wakers;
+        if entry.is_none() {
+            stale.store(true, Ordering::Release);
+        }
         match (&self.name, entry) {
             (Some(name), Some(entry)) if name != entry => others.notify_one(),
-            (_, Some(_)) => own.notify_one(),
-            (_, None) => {
-                stale.store(true, Ordering::Release);
-                own.notify_one();
-            }
+            _ => own.notify_one(),
         }
     }
 }
@@ -95,31 +91,22 @@ impl Hub {
             if let Some(hub) = slot.borrow().upgrade() {
                 return Some(hub);
             }
-            let hub = Arc::new(Hub::open().ok()?);
+            let inotify = Inotify::init().ok()?;
+            let watches = inotify.watches();
+            // SAFETY: `Inotify` owns its descriptor and keeps it open, unchanged, until dropped,
+            // and it is dropped only with the `AsyncFd` that holds it.
+            let inotify =
+                unsafe { AsyncFd::register_with_interest(inotify, Interest::READABLE) }.ok()?;
+            let folders = Folders::default();
+            let reader = tokio::spawn(read(inotify, Arc::clone(&folders))).abort_handle();
+            let hub = Arc::new(Hub {
+                watches,
+                folders,
+                reader,
+            });
             *slot.borrow_mut() = Arc::downgrade(&hub);
             Some(hub)
         })
-    }
-
-    fn open() -> io::Result<Hub> {
-        let inotify = Inotify::init()?;
-        let watches = inotify.watches();
-        // SAFETY: `Inotify` owns its descriptor and keeps it open, unchanged, until dropped,
-        // and it is dropped only with the `AsyncFd` that holds it.
-        let inotify = unsafe { AsyncFd::register_with_interest(inotify, Interest::READABLE) }
-            .map_err(|e| e.into_parts().1)?;
-        let folders = Folders::default();
-        let reader = tokio::spawn(read(inotify, Arc::clone(&folders))).abort_handle();
-        Ok(Hub {
-            watches,
-            folders,
-            reader,
-        })
-    }
-
-    /// Adds (or extends) the watch on `folder`. A blocking call: the path is looked up.
-    pub fn add(&self, folder: &Path, mask: WatchMask) -> io::Result<WatchDescriptor> {
-        self.watches.clone().add(folder, mask | WatchMask::MASK_ADD)
     }
 
     /// Puts `subscriber` on the watch `new`, taking it off `old`; `true` when it was not on
@@ -154,18 +141,6 @@ impl Hub {
             let _ = self.watches.clone().remove(wd.clone());
         }
     }
-
-    /// Whether this thread's hub is open.
-    #[cfg(test)]
-    pub fn in_use() -> bool {
-        HUB.with(|slot| slot.borrow().strong_count() > 0)
-    }
-
-    /// How many folders are watched.
-    #[cfg(test)]
-    pub fn watched(&self) -> usize {
-        self.folders.lock().expect("folders lock").len()
-    }
 }
 
 impl Drop for Hub {
@@ -174,8 +149,8 @@ impl Drop for Hub {
     }
 }
 
-/// Reads events until the hub stops, waking each event's folder's subscribers. On a read
-/// error it stops: the targets are polled from then on.
+/// Wakes the subscribers of each event's folder until the hub stops, or a read fails (the
+/// targets are polled from then on).
 async fn read(mut inotify: AsyncFd<Inotify>, folders: Folders) {
     let mut buffer = [0u8; 4096];
     loop {
@@ -207,7 +182,38 @@ async fn read(mut inotify: AsyncFd<Inotify>, folders: Folders) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{FileWatch, Lane, Watch};
     use super::*;
+
+    #[tokio::test]
+    async fn targets_share_one_instance_and_one_watch_per_folder() {
+        let base = std::env::temp_dir().join(format!("readygate-watch-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        let (lane_a, lane_b) = (Lane::default(), Lane::default());
+        let mut a = FileWatch::new(&base.join("a"), Wake::OnEntries, &lane_a).unwrap();
+        let mut b = FileWatch::new(&base.join("b"), Wake::OnEntries, &lane_b).unwrap();
+        let hub = Arc::clone(&a.aim.hub);
+        assert!(Arc::ptr_eq(&hub, &b.aim.hub));
+        let watched = || hub.folders.lock().unwrap().len();
+        // A job queued after the watch runs after the watch is set.
+        lane_a.run(|| ()).await.unwrap();
+        lane_b.run(|| ()).await.unwrap();
+        assert_eq!(watched(), 1);
+        let within = std::time::Duration::from_secs(5);
+        std::fs::write(base.join("a"), "").unwrap();
+        tokio::time::timeout(within, a.changed()).await.unwrap();
+        tokio::time::timeout(within, b.changed()).await.unwrap();
+        drop(a);
+        assert_eq!(watched(), 1, "the other target still needs the watch");
+        std::fs::write(base.join("b"), "").unwrap();
+        tokio::time::timeout(within, b.changed()).await.unwrap();
+        drop(b);
+        assert_eq!(watched(), 0);
+        drop(hub);
+        let open = HUB.with(|slot| slot.borrow().strong_count());
+        assert_eq!(open, 0, "the instance closes with its last watch");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
 
     #[test]
     fn existence_alone_is_not_woken_by_writes() {
