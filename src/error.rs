@@ -71,15 +71,9 @@ impl Failure {
 }
 
 /// A failure said in free words is a protocol's reason.
-impl From<String> for Failure {
-    fn from(text: String) -> Failure {
-        Failure::Protocol(text)
-    }
-}
-
-impl From<&str> for Failure {
-    fn from(text: &str) -> Failure {
-        Failure::Protocol(text.to_string())
+impl<T: Into<String>> From<T> for Failure {
+    fn from(text: T) -> Failure {
+        Failure::Protocol(text.into())
     }
 }
 
