@@ -105,17 +105,6 @@ pub struct Check {
     pub lane: offload::Lane,
 }
 
-impl Check {
-    /// `target` checked with the run's `context`.
-    pub fn new(target: Target, context: Arc<Context>) -> Check {
-        Check {
-            target,
-            context,
-            lane: offload::Lane::default(),
-        }
-    }
-}
-
 /// A file target's folder events; `None` for the other kinds (they are polled).
 pub type CheckWatch = Option<file::FileWatch>;
 
@@ -147,6 +136,16 @@ impl Condition for Check {
 }
 
 impl Check {
+    /// `target` checked with the run's `context`.
+    pub fn new(target: Target, context: Arc<Context>) -> Check {
+        let lane = offload::Lane::default();
+        Check {
+            target,
+            context,
+            lane,
+        }
+    }
+
     async fn attempt_kind(&self) -> Result<(), Miss<Failure>> {
         let context = &self.context;
         let outcome = match &self.target.kind {
@@ -168,12 +167,10 @@ impl Check {
             Kind::Nats(endpoint) => nats::check(endpoint).await,
             Kind::Zookeeper(endpoint) => zookeeper::check(endpoint).await,
             Kind::Dns(name) => dns::check(name).await,
-            Kind::K8s(target) => {
-                let cluster = context.options.k8s.as_ref();
-                let cluster =
-                    cluster.ok_or(Failure::Protocol("no in-cluster config for k8s://".into()))?;
-                return k8s::check(target, cluster).await;
-            }
+            Kind::K8s(target) => match &context.options.k8s {
+                Some(cluster) => return k8s::check(target, cluster).await,
+                None => Err(Failure::Protocol("no in-cluster config for k8s://".into())),
+            },
         };
         Ok(outcome?)
     }

@@ -69,17 +69,12 @@ fn judge_error(body: &[u8]) -> Result<(), Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::{Endpoint, Host};
+    use crate::target::{Kind, Target};
 
     #[test]
     fn the_startup_message_names_user_and_database() {
-        let target = PostgresTarget {
-            endpoint: Endpoint {
-                host: Host::Name("db".into()),
-                port: 5432,
-            },
-            user: "app".into(),
-            database: Some("orders".into()),
+        let Kind::Postgres(target) = Target::parse("postgres://app@db/orders").unwrap().kind else {
+            unreachable!("a postgres:// target");
         };
         let message = startup_message(&target);
         assert_eq!(&message[..4], &(message.len() as u32).to_be_bytes());
