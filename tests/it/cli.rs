@@ -1,12 +1,13 @@
 //! Core `wait` and `probe` sessions: TCP, HTTP and file targets, every option, every status.
 
 use std::net::TcpListener;
-use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
 use crate::support::http::{Answer, HttpServer};
 use crate::support::run::{finish, RunExt};
-use crate::support::{closed_addr, free_port, readygate, wait_until, Running, TempDir};
+use crate::support::{
+    closed_addr, free_port, readygate, wait_until, write_executable, Running, TempDir,
+};
 
 const SECOND: Duration = Duration::from_secs(1);
 
@@ -615,8 +616,7 @@ fn command_statuses_126_127_and_never_run_when_not_ready() {
         .expect_stderr("permission denied");
     // A script whose interpreter is missing was found: exec's "not found" is the interpreter's.
     let orphan_script = dir.join("orphan-script");
-    std::fs::write(&orphan_script, "#!/nonexistent/sh\necho hi\n").unwrap();
-    std::fs::set_permissions(&orphan_script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    write_executable(&orphan_script, "#!/nonexistent/sh\necho hi\n");
     let outcome = readygate(["wait", &url, "--", orphan_script.to_str().unwrap()]).outcome();
     outcome
         .expect_code(126)

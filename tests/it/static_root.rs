@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::http::{Answer, HttpServer};
 use crate::support::run::{Outcome, RunExt};
-use crate::support::{free_port, require, TempDir};
+use crate::support::{copy_executable, free_port, require, TempDir};
 
 /// The image's `USER`: the distroless "nonroot" ids.
 const USERSPEC: &str = "65532:65532";
@@ -73,7 +73,7 @@ struct EmptyRoot {
 impl EmptyRoot {
     fn new() -> EmptyRoot {
         let dir = TempDir::new();
-        fs::copy(static_binary(), dir.join("readygate")).expect("copy static binary");
+        copy_executable(static_binary(), &dir.join("readygate"));
         fs::create_dir(dir.join("etc")).unwrap();
         fs::write(
             dir.join("etc/hosts"),
@@ -159,7 +159,10 @@ fn the_static_binary_fits_the_size_budget() {
 fn the_empty_root_really_is_empty() {
     let root = EmptyRoot::new();
     // The dynamically linked test binary cannot start there: no loader, no libc.
-    fs::copy(env!("CARGO_BIN_EXE_readygate"), root.dir.join("dynamic")).unwrap();
+    copy_executable(
+        Path::new(env!("CARGO_BIN_EXE_readygate")),
+        &root.dir.join("dynamic"),
+    );
     let outcome = root.run("/dynamic", &["--version"]);
     outcome.expect_code(127);
     let version = root.run("/readygate", &["--version"]);

@@ -46,6 +46,31 @@ pub fn closed_addr() -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], free_port()))
 }
 
+/// Copies `from` to `to` with `cp`, a child process: a file this multi-threaded test process
+/// held open for writing could be inherited by another test's fork and fail exec (ETXTBSY).
+pub fn copy_executable(from: &std::path::Path, to: &std::path::Path) {
+    let status = std::process::Command::new("cp")
+        .arg(from)
+        .arg(to)
+        .status()
+        .expect("run cp");
+    assert!(status.success(), "cp {from:?} {to:?}: {status}");
+}
+
+/// Writes an executable script at `path`, through `cp` for the reason above.
+pub fn write_executable(path: &std::path::Path, text: &str) {
+    let source = std::env::temp_dir().join(format!(
+        "readygate-script-{}-{}",
+        std::process::id(),
+        path.display().to_string().replace('/', "_")
+    ));
+    std::fs::write(&source, text).expect("write script source");
+    std::fs::set_permissions(&source, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod script source");
+    copy_executable(&source, path);
+    let _ = std::fs::remove_file(&source);
+}
+
 /// A fresh temporary folder, removed when dropped.
 pub struct TempDir(pub std::path::PathBuf);
 
