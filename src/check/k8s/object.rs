@@ -87,13 +87,3 @@ pub fn clip(text: &str) -> String {
         None => text.to_string(),
     }
 }
-
-/// A few names and how many more: `web-1, web-2, web-3 and 4 more`.
-pub fn some_names(names: &[&str]) -> String {
-    const SHOWN: usize = 3;
-    let mut text = names[..names.len().min(SHOWN)].join(", ");
-    if names.len() > SHOWN {
-        text.push_str(&format!(" and {} more", names.len() - SHOWN));
-    }
-    text
-}

@@ -4,7 +4,7 @@
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
-use super::object::{nullable, some_names, true_condition, why, Condition, List, Object};
+use super::object::{nullable, true_condition, why, Condition, List, Object};
 use super::request::Resource;
 use crate::error::Failure;
 
@@ -57,8 +57,11 @@ pub(super) fn judge_all(list: &List<Pod>, namespace: &str, selector: &str) -> Re
             format!("{ready} of {total} pods ready; {name} is not: {why}")
         }
         many => {
-            let names: Vec<&str> = many.iter().map(|p| p.metadata.name.as_str()).collect();
-            let names = some_names(&names);
+            let names: Vec<&str> = many.iter().take(3).map(|p| &*p.metadata.name).collect();
+            let mut names = names.join(", ");
+            if many.len() > 3 {
+                names += &format!(" and {} more", many.len() - 3);
+            }
             format!("{ready} of {total} pods ready; not ready: {names}")
         }
     }
