@@ -66,7 +66,8 @@ pub fn build(
         headers.insert(CONTENT_LENGTH, HeaderValue::from_static("0"));
     }
     let carried = extra.iter().filter(|header| {
-        (header.name != HOST || carry.custom_host) && (!header.is_secret() || carry.secrets)
+        (header.name != HOST || carry.custom_host)
+            && (!header.value.is_sensitive() || carry.secrets)
     });
     crate::header::apply(headers, carried);
     *request.method_mut() = method;
