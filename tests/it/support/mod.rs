@@ -33,12 +33,22 @@ pub use running::Running;
 
 use std::net::{SocketAddr, TcpListener};
 
-/// A loopback port that was free a moment ago (bound, then released).
+/// A loopback port that was free a moment ago, taken below the kernel's ephemeral range: a
+/// port released there could be handed to another test's `bind(:0)` or to a connection's own
+/// end, and a connect to it would then succeed.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("bind 127.0.0.1:0")
+    let first_ephemeral = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    let low = first_ephemeral.saturating_sub(12_000).max(1024);
+    for _ in 0..1000 {
+        let port = fastrand::u16(low..first_ephemeral);
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port in {low}..{first_ephemeral}");
 }
 
 /// A loopback address on which nothing listens (connections are refused).
