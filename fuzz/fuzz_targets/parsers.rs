@@ -21,6 +21,26 @@ pub mod target;
 #[path = "check.rs"]
 pub mod check;
 
+/// Stand-in for `log::LogFormat`, which the clap definitions name: the real module needs the
+/// whole binary. Same variants.
+pub mod log {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+    pub enum LogFormat {
+        Text,
+        Json,
+    }
+}
+/// Stand-in for `process::sidecar::OnNative`, for the same reason.
+pub mod process {
+    pub mod sidecar {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+        pub enum OnNative {
+            Sleep,
+            Exit,
+        }
+    }
+}
+
 /// Panics unless a rejection is one line, as the contract promises.
 pub fn assert_one_line(message: &str) {
     assert!(!message.is_empty(), "empty message");

@@ -1,0 +1,342 @@
+//! The clap definitions of every command and option (a module of its own so the fuzz targets
+//! can include it alone).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::check::HttpMethod;
+use crate::duration::parse_duration;
+use crate::header::{Header, HeaderParser};
+use crate::log::LogFormat;
+use crate::matcher::Matcher;
+use crate::process::sidecar::OnNative;
+use crate::status::StatusRanges;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "readygate",
+    version,
+    about = "Make Kubernetes workloads start in the right order: wait until TCP ports, HTTP \
+             endpoints, files, Unix sockets and gRPC services are ready.",
+    // Without a command, say so in one line rather than print the help as an error.
+    arg_required_else_help = false
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub log: LogArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// How much readygate logs, and how: global, so they may come before the command.
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// Log only failures.
+    #[arg(short, long, env = "READYGATE_QUIET", global = true, conflicts_with = "verbose",
+          value_parser = Boolean)]
+    pub quiet: bool,
+
+    /// Log every attempt.
+    #[arg(short, long, env = "READYGATE_VERBOSE", global = true, value_parser = Boolean)]
+    pub verbose: bool,
+
+    /// Log line format.
+    #[arg(long, env = "READYGATE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text,
+          global = true)]
+    pub log_format: LogFormat,
+}
+
+/// The commands. `defer` builds only the given one's arguments (half of clap's start-up work);
+/// a deferred command's `--help` text is its struct's doc comment, so both carry the text.
+#[derive(Debug, Subcommand)]
+#[command(defer = true)]
+pub enum Command {
+    /// Retry every target until it is ready (or, with --invert, not ready), or the deadline passes;
+    /// then exec COMMAND if one is given.
+    Wait(WaitArgs),
+    /// One attempt per target, in parallel, then exit: for exec startup/readiness probes.
+    Probe(ProbeArgs),
+    /// Copy this executable to DIR/readygate (mode 0755, atomically).
+    Install(InstallArgs),
+    /// The run-time handshake for one sidecar that works with and without built-in sidecars.
+    #[command(
+        subcommand,
+        arg_required_else_help = false,
+        disable_help_subcommand = true
+    )]
+    Sidecar(SidecarCommand),
+    /// Print a shell completion script (bash, zsh or fish) to stdout.
+    Completions(CompletionsArgs),
+}
+
+/// Retry every target until it is ready (or, with --invert, not ready), or the deadline passes;
+/// then exec COMMAND if one is given.
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub pacing: PacingArgs,
+    /// With -- COMMAND: run COMMAND as a child instead of exec, and POST to URL when it exits.
+    #[arg(long, env = "READYGATE_ON_EXIT", value_name = "URL")]
+    pub on_exit: Option<String>,
+    /// What to exec once ready (no shell).
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+}
+
+/// The retrying `wait` does and `probe` (one attempt) does not.
+#[derive(Debug, Args)]
+pub struct PacingArgs {
+    /// First retry delay; grows exponentially with jitter up to --max-interval.
+    #[arg(long, env = "READYGATE_INTERVAL", value_name = "DURATION", value_parser = parse_duration)]
+    pub interval: Option<Duration>,
+
+    /// Cap on the retry delay.
+    #[arg(long, env = "READYGATE_MAX_INTERVAL", value_name = "DURATION", value_parser = parse_duration)]
+    pub max_interval: Option<Duration>,
+
+    /// Consecutive successful attempts a target needs.
+    #[arg(long, env = "READYGATE_SUCCESS_THRESHOLD", value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub success_threshold: u32,
+}
+
+/// One attempt per target, in parallel, then exit: for exec startup/readiness probes.
+#[derive(Debug, Args)]
+pub struct ProbeArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Words after `--`: not accepted (a probe runs no command), caught to say so.
+    #[arg(last = true, hide = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+    /// `wait`'s pacing options: not accepted (a probe makes one attempt), caught to say so
+    /// rather than suggest a look-alike.
+    #[arg(long = "interval", hide = true, value_name = "DURATION")]
+    pub interval: Option<OsString>,
+    /// See `interval`.
+    #[arg(long = "max-interval", hide = true, value_name = "DURATION")]
+    pub max_interval: Option<OsString>,
+    /// See `interval`.
+    #[arg(long = "success-threshold", hide = true, value_name = "N")]
+    pub success_threshold: Option<OsString>,
+}
+
+impl ProbeArgs {
+    /// The first of `wait`'s options given to `probe`, if any.
+    pub fn wait_option(&self) -> Option<&'static str> {
+        [
+            (self.interval.is_some(), "--interval"),
+            (self.max_interval.is_some(), "--max-interval"),
+            (self.success_threshold.is_some(), "--success-threshold"),
+        ]
+        .into_iter()
+        .find_map(|(given, name)| given.then_some(name))
+    }
+}
+
+/// The options `wait` and `probe` share.
+#[derive(Debug, Args)]
+pub struct CommonArgs {
+    /// Targets: tcp://HOST:PORT, HOST:PORT, http(s)://…, file:///PATH, /PATH, ./PATH,
+    /// unix:///PATH, grpc(s)://HOST:PORT[/SERVICE], postgres://, redis(s)://, mysql://,
+    /// amqp(s)://, memcached://, nats://, zk://HOST[:PORT], dns://NAME, k8s://KIND/NAME,
+    /// k8s://pods?selector=LABELS. Default: $READYGATE_TARGETS (comma-separated).
+    #[arg(value_name = "TARGET")]
+    pub targets: Vec<String>,
+
+    /// Overall deadline (wait: default 60s, 0 = none; probe: default 1s).
+    #[arg(short = 't', long, env = "READYGATE_TIMEOUT", value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+
+    /// Bound on one attempt (connect + TLS + request + body); default 1s, never beyond the deadline.
+    #[arg(long, env = "READYGATE_ATTEMPT_TIMEOUT", value_name = "DURATION", value_parser = parse_duration)]
+    pub attempt_timeout: Option<Duration>,
+
+    /// Ready as soon as any one target is ready (default: all of them).
+    #[arg(long, env = "READYGATE_ANY", value_parser = Boolean)]
+    pub any: bool,
+
+    /// Wait until the targets are NOT ready (port closed, file gone, endpoint failing).
+    #[arg(long, env = "READYGATE_INVERT", value_parser = Boolean)]
+    pub invert: bool,
+
+    /// Accepted HTTP statuses, e.g. 200, 200-299,304 (default 200-399).
+    #[arg(long, env = "READYGATE_STATUS", value_name = "RANGES", value_parser = StatusRanges::parse)]
+    pub status: Option<StatusRanges>,
+
+    /// The HTTP body (first 1 MiB) or file content must contain TEXT.
+    #[arg(
+        long,
+        env = "READYGATE_CONTAINS",
+        value_name = "TEXT",
+        conflicts_with = "matches"
+    )]
+    pub contains: Option<String>,
+
+    /// The HTTP body (first 1 MiB) or file content must match REGEX.
+    #[arg(long, env = "READYGATE_MATCHES", value_name = "REGEX", value_parser = Matcher::regex)]
+    pub matches: Option<Matcher>,
+
+    /// Extra HTTP request header "Name: value", repeatable; Host: overrides the host header.
+    #[arg(short = 'H', long = "header", env = "READYGATE_HEADER", value_name = "HEADER",
+          value_parser = HeaderParser)]
+    pub headers: Vec<Header>,
+
+    /// HTTP method.
+    #[arg(long, env = "READYGATE_METHOD", value_enum, default_value_t = HttpMethod::Get, ignore_case = true)]
+    pub method: HttpMethod,
+
+    /// Send http(s):// and grpc(s):// requests through this Unix socket instead of TCP.
+    #[arg(long, env = "READYGATE_UNIX_SOCKET", value_name = "PATH")]
+    pub unix_socket: Option<PathBuf>,
+
+    /// Do not verify TLS certificates.
+    #[arg(long, env = "READYGATE_INSECURE", value_parser = Boolean)]
+    pub insecure: bool,
+
+    /// Trust this PEM bundle in addition to the built-in and system roots.
+    #[arg(long, env = "READYGATE_CACERT", value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+
+    /// Client certificate (PEM) for https:// and grpcs:// servers that ask for one.
+    #[arg(long, env = "READYGATE_CERT", value_name = "FILE")]
+    pub cert: Option<PathBuf>,
+
+    /// Private key (PEM) of --cert.
+    #[arg(long, env = "READYGATE_KEY", value_name = "FILE")]
+    pub key: Option<PathBuf>,
+
+    /// TLS server name to send and verify instead of the URL's host.
+    #[arg(long, env = "READYGATE_TLS_SERVER_NAME", value_name = "NAME")]
+    pub tls_server_name: Option<String>,
+
+    /// Folder with the service account's token, ca.crt and namespace, for k8s:// targets
+    /// (default /var/run/secrets/kubernetes.io/serviceaccount).
+    #[arg(long, env = "READYGATE_K8S_SERVICEACCOUNT_DIR", value_name = "DIR")]
+    pub k8s_serviceaccount_dir: Option<PathBuf>,
+
+    /// When ready, create FILE (and its parent folders): a marker for other containers.
+    #[arg(long, env = "READYGATE_TOUCH", value_name = "FILE")]
+    pub touch: Option<PathBuf>,
+
+    /// When not ready, also write the failure reason to FILE (e.g. /dev/termination-log).
+    #[arg(long, env = "READYGATE_TERMINATION_LOG", value_name = "FILE")]
+    pub termination_log: Option<PathBuf>,
+}
+
+/// The one boolean syntax of every `READYGATE_*` variable: `true`/`false`, `1`/`0`, `yes`/`no`
+/// (`on`/`off` too), in any case; empty is false.
+pub fn boolean(variable: &str, value: &str) -> Result<bool, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Ok(true),
+        "false" | "0" | "no" | "off" | "" => Ok(false),
+        _ => Err(format!(
+            "{variable}={} is not a boolean: use true or false (1/0, yes/no)",
+            crate::redact::quoted(value)
+        )),
+    }
+}
+
+/// clap's reader for a flag's environment variable, with [`boolean`]'s syntax and message. A
+/// flag on the command line takes no value, so any other value came from the environment.
+#[derive(Clone)]
+struct Boolean;
+
+impl clap::builder::TypedValueParser for Boolean {
+    type Value = bool;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<bool, clap::Error> {
+        let variable = arg
+            .and_then(clap::Arg::get_env)
+            .map_or("a variable".into(), |name| name.to_string_lossy());
+        let fail = |message: String| {
+            clap::Error::raw(clap::error::ErrorKind::ValueValidation, message + "\n")
+        };
+        let text = value
+            .to_str()
+            .ok_or_else(|| fail(format!("{variable} is not valid UTF-8")))?;
+        boolean(&variable, text).map_err(fail)
+    }
+}
+
+/// Copy this executable to DIR/readygate (mode 0755, atomically).
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// The folder to put `readygate` into (e.g. a shared emptyDir).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+}
+
+/// Print a shell completion script (bash, zsh or fish) to stdout.
+#[derive(Debug, Args)]
+#[command(after_help = "Install: readygate completions bash > /etc/bash_completion.d/readygate")]
+pub struct CompletionsArgs {
+    /// The shell to complete readygate's commands and options in.
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: Shell,
+}
+
+/// The shells `completions` writes for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    /// GNU bash.
+    Bash,
+    /// Z shell.
+    Zsh,
+    /// fish.
+    Fish,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SidecarCommand {
+    /// Run as a built-in sidecar (init container with restartPolicy: Always).
+    Native(SidecarNativeArgs),
+    /// Run as a regular container; stand down if the native sidecar runs.
+    Legacy(SidecarLegacyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SidecarNativeArgs {
+    /// The state file shared through an emptyDir.
+    #[arg(long, value_name = "FILE")]
+    pub state: PathBuf,
+    /// The real sidecar to exec.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+}
+
+#[derive(Debug, Args)]
+pub struct SidecarLegacyArgs {
+    /// The state file shared through an emptyDir.
+    #[arg(long, value_name = "FILE")]
+    pub state: PathBuf,
+    /// How long to wait for the state file to say `native`.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub grace: Duration,
+    /// What to do when the native sidecar runs.
+    #[arg(long, value_enum, default_value_t = OnNative::Sleep)]
+    pub on_native: OnNative,
+    /// The real sidecar to exec when built-in sidecars do not work.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}
