@@ -34,19 +34,24 @@ fn decode_with(text: &[u8], stray: Option<u8>) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Escapes every byte a URI's path or query may not hold as it is (space, `<`, `>`, a
-/// backtick, quotes, control characters, non-ASCII...), as browsers and curl do with a
-/// `Location` that holds them; `%` and the reserved characters are kept.
-pub fn encode_uri_bytes(text: &[u8]) -> String {
+/// %-encodes every byte of `text` but ASCII letters, digits and the bytes in `keep`.
+pub fn encode(text: &[u8], keep: &[u8]) -> String {
     let mut out = String::with_capacity(text.len());
     for &b in text {
-        if b.is_ascii_alphanumeric() || b"-._~:/?#[]@!$&'()*+,;=%".contains(&b) {
+        if b.is_ascii_alphanumeric() || keep.contains(&b) {
             out.push(char::from(b));
         } else {
             out.push_str(&format!("%{b:02X}"));
         }
     }
     out
+}
+
+/// Escapes every byte a URI's path or query may not hold as it is (space, `<`, `>`, a
+/// backtick, quotes, control characters, non-ASCII...), as browsers and curl do with a
+/// `Location` that holds them; `%` and the reserved characters are kept.
+pub fn encode_uri_bytes(text: &[u8]) -> String {
+    encode(text, b"-._~:/?#[]@!$&'()*+,;=%")
 }
 
 #[cfg(test)]

@@ -106,15 +106,7 @@ pub(super) fn dns_label(label: &str, max: usize) -> bool {
 
 /// %-encodes a query value: everything but RFC 3986's unreserved characters.
 pub fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() * 3);
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    crate::percent::encode(text.as_bytes(), b"-_.~")
 }
 
 #[cfg(test)]
