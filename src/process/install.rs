@@ -49,13 +49,14 @@ pub fn install(dir: &Path) -> Exit {
             Exit::Ready
         }
         Err(failure) => {
-            let what = match failure.step {
-                Step::Create => "create a file in",
-                Step::Write => "write",
-                Step::Rename => "replace",
-                Step::Flush => "flush",
+            // The folder as the user typed it (`/shared/`), not as the destination's parent.
+            let (what, path) = match failure.step {
+                Step::Create => ("create a file in", dir),
+                Step::Write => ("write", failure.path.as_path()),
+                Step::Rename => ("replace", dest.as_path()),
+                Step::Flush => ("flush", dir),
             };
-            let (path, reason) = (shown(&failure.path), describe_io(&failure.error));
+            let (path, reason) = (shown(path), describe_io(&failure.error));
             Exit::Failed(format!("install: cannot {what} {path}: {reason}"))
         }
     }

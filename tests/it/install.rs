@@ -193,6 +193,16 @@ fn install_into_a_read_only_folder_fails_with_status_1() {
 }
 
 #[test]
+fn a_folder_that_refuses_the_file_is_named_as_typed() {
+    // Nobody may create a file in /proc, root included.
+    let outcome = readygate(["install", "/proc/"]).outcome();
+    outcome
+        .expect_code(1)
+        .expect_stderr("install: cannot create a file in /proc/: ");
+    assert_one_line(&outcome);
+}
+
+#[test]
 fn install_that_runs_out_of_space_leaves_no_temporary_file() {
     let tmp = TempDir::new();
     let shared = tmp.join("shared");
