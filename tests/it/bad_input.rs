@@ -481,9 +481,17 @@ fn an_environment_without_file_descriptors_is_a_failure_not_a_usage_error() {
     use std::os::unix::process::CommandExt;
     let closed = format!("tcp://{}", closed_addr());
     let mut command = readygate(["wait", "-t", "1s", &closed]);
-    // SAFETY: setrlimit only, between fork and exec.
+    // SAFETY: fcntl, close and setrlimit only, between fork and exec.
     unsafe {
         command.pre_exec(|| {
+            // A descriptor the test process inherited without close-on-exec (`/usr/bin/time -o`
+            // leaves its file open) would otherwise hold 3 and leave the loader none.
+            for fd in 3..64 {
+                let flags = libc::fcntl(fd, libc::F_GETFD);
+                if flags >= 0 && flags & libc::FD_CLOEXEC == 0 {
+                    libc::close(fd);
+                }
+            }
             let limit = libc::rlimit {
                 rlim_cur: 4,
                 rlim_max: 4,
