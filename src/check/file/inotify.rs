@@ -52,7 +52,8 @@ pub struct Wakers {
     pub own: Notify,
     /// Events on the folder's other entries: the watch rate-limits these.
     pub others: Notify,
-    /// The folder itself was moved or deleted: the path may lead to another folder now.
+    /// An event on the folder itself (moved, deleted, its watch dropped) or lost events: the
+    /// path may lead to another folder now.
     pub stale: AtomicBool,
 }
 
