@@ -411,6 +411,7 @@ mod tests {
             ("http://host:99999/", "invalid port"),
             ("http://[127.0.0.1]/", "invalid IPv6 address"),
             ("bad host:80", "invalid host name"),
+            ("a..b.:80", "invalid host name \"a..b.\""),
             ("", "empty"),
             ("a\nb:1", "control characters"),
             ("grpc://h:1/a/b", "no '/'"),

@@ -289,6 +289,8 @@ mod tests {
             b"http://bad host/",
             b"http://[zz]/",
             b"https:no-slashes",
+            // Target::parse takes it as `tcp://http:80`: still not an http(s) URL.
+            b"http:80",
         ] {
             let err = follow("http://h/", location).unwrap_err();
             assert!(err.starts_with("redirect to an invalid location"), "{err}");
