@@ -115,7 +115,7 @@ fn a_name_the_certificate_lacks_fails() {
     readygate(["probe", "--cacert", certs.ca.to_str().unwrap(), &url])
         .outcome()
         .expect_code(1)
-        .expect_stdout("certificate not valid for app.localhost (it is for")
+        .expect_stdout("certificate not valid for app.localhost (it is for localhost, 127.0.0.1")
         .expect_stdout("--tls-server-name");
 }
 

@@ -40,11 +40,23 @@ pub fn handshake(err: &io::Error, trust: &str) -> String {
         Cert::NotValidForNameContext {
             expected,
             presented,
+        } if presented.is_empty() => format!(
+            "certificate not valid for {} (it names no host in a subjectAltName: reissue it with \
+             one)",
+            expected.to_str()
+        ),
+        Cert::NotValidForNameContext {
+            expected,
+            presented,
         } => format!(
             "certificate not valid for {} (it is for {}: ask for one of those names, or set \
              --tls-server-name)",
             expected.to_str(),
-            presented.join(", ")
+            presented
+                .iter()
+                .map(|name| as_written(name))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         Cert::Expired => format!("certificate expired ({renew})"),
         Cert::ExpiredContext { not_after, .. } => {
@@ -91,6 +103,14 @@ fn date(time: UnixTime) -> String {
     humantime::format_rfc3339_seconds(time).to_string()
 }
 
+/// A name as webpki presents it (`DnsName("web")`, `IpAddress(10.0.0.1)`), as people write it.
+fn as_written(presented: &str) -> &str {
+    let inner = presented
+        .split_once('(')
+        .and_then(|(_, rest)| rest.strip_suffix(')'));
+    inner.unwrap_or(presented).trim_matches('"')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,14 +119,21 @@ mod tests {
     fn every_failure_says_what_to_do() {
         let time = UnixTime::since_unix_epoch(Duration::from_secs(1_700_000_000));
         let expected = rustls::pki_types::ServerName::try_from("db.local").unwrap();
-        let presented = vec!["DnsName(\"localhost\")".into()];
+        let presented = vec![
+            "DnsName(\"localhost\")".into(),
+            "IpAddress(10.0.0.1)".into(),
+        ];
         let expired = Cert::ExpiredContext {
             time,
             not_after: time,
         };
         let name = Cert::NotValidForNameContext {
-            expected,
+            expected: expected.clone(),
             presented,
+        };
+        let nameless = Cert::NotValidForNameContext {
+            expected,
+            presented: Vec::new(),
         };
         let cases = [
             (
@@ -114,7 +141,11 @@ mod tests {
                 "unknown authority (trust it with --cacert)",
             ),
             (expired.into(), "expired on 2023-11-14T22:13:20Z (renew"),
-            (name.into(), "not valid for db.local (it is for"),
+            (
+                name.into(),
+                "not valid for db.local (it is for localhost, 10.0.0.1: ask",
+            ),
+            (nameless.into(), "(it names no host in a subjectAltName"),
             (
                 self_signed(),
                 "self-signed certificate (trust it with --cacert)",
