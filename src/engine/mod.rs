@@ -143,6 +143,7 @@ pub struct TargetReport<F> {
 }
 
 impl<F: fmt::Display> TargetReport<F> {
+    /// The last miss in words, for the report and the termination log.
     pub fn reason(&self) -> Option<String> {
         self.last_error.as_ref().map(ToString::to_string)
     }
