@@ -144,7 +144,7 @@ impl Plan {
         let through_socket = args.unix_socket.is_some();
         let schedules = targets
             .iter()
-            .map(|target| schedule(target.is_local(through_socket), explicit))
+            .map(|target| explicit.unwrap_or_else(|| schedule(target.is_local(through_socket))))
             .collect();
         let matcher = match (args.contains, args.matches) {
             (Some(text), _) => Some(crate::matcher::Matcher::Contains(text)),
@@ -290,12 +290,12 @@ fn explicit_schedule(pacing: &PacingArgs) -> Option<Schedule> {
     })
 }
 
-/// The schedule of a target: as set, else by where the target is.
-pub fn schedule(local: bool, explicit: Option<Schedule>) -> Schedule {
-    match (explicit, local) {
-        (Some(schedule), _) => schedule,
-        (None, true) => LOCAL,
-        (None, false) => REMOTE,
+/// The schedule of a target by where it is, unless `--interval`/`--max-interval` set one.
+pub fn schedule(local: bool) -> Schedule {
+    if local {
+        LOCAL
+    } else {
+        REMOTE
     }
 }
 

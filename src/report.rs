@@ -10,6 +10,7 @@ use std::time::Duration;
 use crate::engine::{humanize, Report};
 use crate::error::{describe_io, Failure};
 use crate::plan::{Mode, Plan, FORGOT_DASHES};
+use crate::process::atomic::make_parents;
 use crate::redact;
 use crate::target::Kind;
 
@@ -89,14 +90,6 @@ pub fn touch(path: &Path) -> Result<(), String> {
         let shown = path.display();
         format!("cannot create --touch file {shown}: {}", describe_io(&e))
     })
-}
-
-/// Creates the folders `path` is in, as `mkdir -p` does.
-fn make_parents(path: &Path) -> io::Result<()> {
-    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(parent) => fs::create_dir_all(parent),
-        None => Ok(()),
-    }
 }
 
 /// Opens (creating it if need be) a file to write, refusing anything but a regular file: the

@@ -126,7 +126,7 @@ async fn wait(
         Gate::Port(endpoint) => endpoint.host.is_local(),
         Gate::Never(_) => false,
     };
-    let (names, schedules) = ([name], [crate::plan::schedule(local, None)]);
+    let (names, schedules) = ([name], [crate::plan::schedule(local)]);
     let started = Instant::now();
     tokio::select! {
         report = engine::run(vec![gate], &names, &schedules, &policy) => {

@@ -70,6 +70,14 @@ pub fn replace<T>(
     Ok(value)
 }
 
+/// Creates the folders `path` is in, as `mkdir -p` does.
+pub fn make_parents(path: &Path) -> io::Result<()> {
+    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(parent) => fs::create_dir_all(parent),
+        None => Ok(()),
+    }
+}
+
 fn create_temp(folder: &Path, name: &str) -> io::Result<(File, PathBuf)> {
     let mut last = io::Error::from(io::ErrorKind::AlreadyExists);
     for attempt in 0..TEMP_NAME_ATTEMPTS {

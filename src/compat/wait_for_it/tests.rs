@@ -63,26 +63,6 @@ fn an_empty_value_ends_the_argument_loop() {
 }
 
 #[test]
-fn usage_errors() {
-    let unknown = |arg: &str| Err(Some(format!("Unknown argument: {arg}")));
-    assert_eq!(parsed(&["db"]), unknown("db"));
-    assert_eq!(parsed(&["--host", "db"]), unknown("--host"));
-    assert_eq!(parsed(&["-qs"]), unknown("-qs"));
-    assert_eq!(parsed(&["-q", "db"]), Err(None));
-    assert_eq!(parsed(&["db:1", "--help"]), Err(None));
-    for args in [
-        &[][..],
-        &["db:"],
-        &[":80"],
-        &["-p", "1"],
-        &["--host=", "-p", "1"],
-    ] {
-        assert_eq!(parsed(args), Err(Some(MISSING.into())), "{args:?}");
-    }
-    assert_eq!(parsed(&["-q", "-p", "1"]), Err(None));
-}
-
-#[test]
 fn timeouts_as_bash_and_timeout_read_them() {
     let after = |s| Deadline::After(Duration::from_secs(s));
     assert_eq!(deadline("15"), after(15));
@@ -126,11 +106,4 @@ fn endpoints_never_refuse_a_host() {
     assert_eq!(odd.host, Host::Name("not a host".into()));
     assert!(endpoint("h", "0").unwrap_err().contains("port 0"));
     assert!(endpoint("h", "65536").unwrap_err().contains("port 0"));
-}
-
-#[test]
-fn usage_names_the_command_as_invoked() {
-    let text = usage("wait-for-it.sh");
-    assert!(text.starts_with("Usage:\n    wait-for-it.sh host:port [-s]"));
-    assert!(text.ends_with("after the test finishes"));
 }

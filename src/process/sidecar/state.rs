@@ -85,9 +85,7 @@ pub fn write(path: &Path, state: State) -> Result<(), Exit> {
         ))
     };
     check_path(path)?;
-    if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(folder).map_err(|e| fail(&e))?;
-    }
+    crate::process::atomic::make_parents(path).map_err(|e| fail(&e))?;
     crate::process::atomic::replace(path, 0o644, |file| writeln!(file, "{}", state.as_str()))
         .map_err(|failure| fail(&failure.error))
 }
