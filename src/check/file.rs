@@ -5,13 +5,12 @@
 mod inotify;
 
 use std::path::{Component, Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use ::inotify::{WatchDescriptor, WatchMask};
 use tokio::time::{Duration, Instant};
 
-use super::offload::Lane;
 use crate::engine::Watch;
 use crate::error::{describe_io, Failure};
 use crate::matcher::{Matcher, MAX_BODY};
@@ -55,50 +54,42 @@ pub enum Wake {
 
 /// Events on the nearest existing folder of the target path, re-aimed when that may be another
 /// folder now, so a file inside folders that do not exist yet is noticed the moment it appears.
-/// Finding and watching the folder are file-system calls: they run in the target's lane.
+/// Aiming is file-system work: each attempt's lane job does it ([`Aim::refresh`]) before it
+/// reads, so the read sees whatever changed before the watch was set.
 pub struct FileWatch {
-    aim: Arc<Aim>,
+    pub aim: Arc<Aim>,
     /// When `changed` last returned, to space out wake-ups by other entries.
     last: Option<Instant>,
 }
 
 /// The watch's state, shared with the lane's jobs that (re-)aim it.
-struct Aim {
-    lane: Lane,
+pub struct Aim {
     hub: Arc<Hub>,
     path: PathBuf,
-    /// The folder the path's file would be in.
-    parent: Option<PathBuf>,
     mask: WatchMask,
     wakers: Arc<Wakers>,
     /// The folder watched now and its watch, once set.
     current: Mutex<Option<(PathBuf, WatchDescriptor)>>,
-    /// A job to re-aim is queued or running.
-    pending: AtomicBool,
 }
 
 impl FileWatch {
-    /// Starts watching in `lane` (before any attempt queued after this call); `None` when the
-    /// kernel offers no events here (then the target is only polled).
-    pub fn new(path: &Path, wake: Wake, lane: &Lane) -> Option<FileWatch> {
+    /// A watch aimed by the first [`Aim::refresh`]; `None` when the kernel offers no events
+    /// here (then the target is only polled).
+    pub fn new(path: &Path, wake: Wake) -> Option<FileWatch> {
         let aim = Arc::new(Aim {
-            lane: lane.clone(),
             hub: Hub::shared()?,
             path: path.to_path_buf(),
-            parent: parent_of(path),
             mask: inotify::mask(wake),
             wakers: Arc::default(),
             current: Mutex::default(),
-            pending: AtomicBool::new(false),
         });
-        aim.reaim();
         Some(FileWatch { aim, last: None })
     }
 }
 
 impl Watch for FileWatch {
     async fn changed(&mut self) {
-        let Wakers { own, others, stale } = &*self.aim.wakers;
+        let Wakers { own, others, .. } = &*self.aim.wakers;
         // Cancellation: both arms are cancel-safe; a wake-up that is not taken stays stored.
         tokio::select! {
             () = own.notified() => {}
@@ -114,46 +105,30 @@ impl Watch for FileWatch {
             }
         }
         self.last = Some(Instant::now());
-        // The nearest existing folder may be another one now: an ancestor is watched (the one
-        // below may have appeared), or the watched folder went away.
-        let aim = &self.aim;
-        let at_parent = matches!(&*aim.current.lock().expect("watch lock"),
-            Some((at, _)) if Some(at) == aim.parent.as_ref());
-        if !at_parent || stale.load(Ordering::Acquire) {
-            aim.reaim();
-        }
     }
 }
 
 impl Aim {
-    /// Queues a job to aim the watch, unless one is queued or running.
-    fn reaim(self: &Arc<Self>) {
-        if !self.pending.swap(true, Ordering::AcqRel) {
-            let aim = Arc::clone(self);
-            self.lane.start(move || aim.aim());
-        }
-    }
-
-    /// Watches the nearest existing folder of the path; after a move to another folder, wakes
-    /// the target once, for what changed before the new watch was set.
-    fn aim(&self) {
-        self.pending.store(false, Ordering::Release);
-        self.wakers.stale.store(false, Ordering::Release);
+    /// Watches the nearest existing folder of the path, unless that folder's watch stands
+    /// already: the folder below may have appeared, or the watched one gone.
+    pub fn refresh(&self) {
         let Some(folder) = nearest_existing_folder(&self.path) else {
             return;
         };
+        let stale = self.wakers.stale.swap(false, Ordering::AcqRel);
+        let mut current = self.current.lock().expect("watch lock");
+        if !stale && matches!(&*current, Some((at, _)) if *at == folder) {
+            return;
+        }
         let Ok(wd) = self.hub.watches.clone().add(&folder, self.mask) else {
             return;
         };
-        let mut current = self.current.lock().expect("watch lock");
         let old = current.take().map(|(_, wd)| wd);
         let subscriber = Subscriber {
             wakers: Arc::clone(&self.wakers),
             name: entry_below(&folder, &self.path),
         };
-        if self.hub.subscribe(subscriber, old.as_ref(), wd.clone()) && old.is_some() {
-            self.wakers.own.notify_one();
-        }
+        self.hub.subscribe(subscriber, old.as_ref(), wd.clone());
         *current = Some((folder, wd));
     }
 }

@@ -21,7 +21,7 @@ mod redis;
 mod zookeeper;
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 pub use http::redirect::Redirects;
 
@@ -103,6 +103,8 @@ pub struct Check {
     pub context: Arc<Context>,
     /// Where this target's blocking work runs.
     pub lane: offload::Lane,
+    /// A file target's watch, aimed by each attempt before it reads.
+    aim: Mutex<Weak<file::Aim>>,
 }
 
 /// A file target's folder events; `None` for the other kinds (they are polled).
@@ -121,7 +123,9 @@ impl Condition for Check {
             Some(_) => file::Wake::OnContent,
             None => file::Wake::OnEntries,
         };
-        file::FileWatch::new(path, wake, &self.lane)
+        let watch = file::FileWatch::new(path, wake)?;
+        *self.aim.lock().expect("aim lock") = Arc::downgrade(&watch.aim);
+        Some(watch)
     }
 
     async fn attempt(&self) -> Result<(), Miss<Failure>> {
@@ -138,11 +142,12 @@ impl Condition for Check {
 impl Check {
     /// `target` checked with the run's `context`.
     pub fn new(target: Target, context: Arc<Context>) -> Check {
-        let lane = offload::Lane::default();
+        let (lane, aim) = Default::default();
         Check {
             target,
             context,
             lane,
+            aim,
         }
     }
 
@@ -155,7 +160,11 @@ impl Check {
             Kind::File(path) => {
                 // Off the runtime's thread: a stale mount or a slow regex must not stall timers.
                 let (path, context) = (path.clone(), context.clone());
-                let job = move || file::check(&path, context.options.matcher.as_ref());
+                let aim = self.aim.lock().expect("aim lock").upgrade();
+                let job = move || {
+                    aim.inspect(|aim| aim.refresh());
+                    file::check(&path, context.options.matcher.as_ref())
+                };
                 self.lane.run(job).await?
             }
             Kind::Grpc(target) => grpc::check(target, context).await,

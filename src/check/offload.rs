@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{oneshot, Semaphore};
 
 use crate::error::{describe_io, Failure};
 
@@ -30,35 +30,13 @@ impl Lane {
         let closed = |_| Failure::Io("internal error: the work lane is closed".into());
         let permit = self.0.clone().acquire_owned().await.map_err(closed)?;
         let (sender, receiver) = oneshot::channel();
-        detach(permit, move || drop(sender.send(job())))?;
+        let thread = std::thread::Builder::new().name("readygate-check".into());
+        // The thread holds the lane's permit until the job ends.
+        let spawned = thread.spawn(move || (sender.send(job()), drop(permit)));
+        spawned.map_err(|e| Failure::Io(format!("cannot start a thread: {}", describe_io(&e))))?;
         let lost = |_| Failure::Io("internal error: the check stopped without a result".into());
         receiver.await.map_err(lost)
     }
-
-    /// Queues `job` in the lane without waiting for it: at once if the lane is free, so that
-    /// it runs before any job queued after this call.
-    pub fn start(&self, job: impl FnOnce() + Send + 'static) {
-        let lane = self.0.clone();
-        match lane.clone().try_acquire_owned() {
-            Ok(permit) => drop(detach(permit, job)),
-            Err(_) => drop(tokio::spawn(async move {
-                if let Ok(permit) = lane.acquire_owned().await {
-                    drop(detach(permit, job));
-                }
-            })),
-        }
-    }
-}
-
-/// Runs `job` on a new thread that holds the lane's permit until the job ends.
-fn detach(
-    permit: OwnedSemaphorePermit,
-    job: impl FnOnce() + Send + 'static,
-) -> Result<(), Failure> {
-    let thread = std::thread::Builder::new().name("readygate-check".into());
-    let spawned = thread.spawn(move || (job(), drop(permit)));
-    let failed = |e| Failure::Io(format!("cannot start a thread: {}", describe_io(&e)));
-    spawned.map(drop).map_err(failed)
 }
 
 #[cfg(test)]
@@ -86,9 +64,9 @@ mod tests {
     async fn a_stuck_lane_does_not_delay_another() {
         let (stuck, other) = (Lane::default(), Lane::default());
         let (release, held) = std::sync::mpsc::channel::<()>();
-        stuck.start(move || {
-            let _ = held.recv();
-        });
+        let blocker = stuck.clone();
+        tokio::spawn(async move { blocker.run(move || held.recv()).await });
+        tokio::task::yield_now().await;
         let started = std::time::Instant::now();
         assert_eq!(other.run(|| 7).await, Ok(7));
         assert!(started.elapsed() < Duration::from_secs(2));

@@ -110,24 +110,20 @@ impl Hub {
         })
     }
 
-    /// Puts `subscriber` on the watch `new`, taking it off `old`; `true` when it was not on
-    /// `new` already.
+    /// Puts `subscriber` on the watch `new`, taking it off `old`.
     pub fn subscribe(
         &self,
         subscriber: Subscriber,
         old: Option<&WatchDescriptor>,
         new: WatchDescriptor,
-    ) -> bool {
+    ) {
         if let Some(old) = old.filter(|&old| *old != new) {
             self.unsubscribe(&subscriber.wakers, old);
         }
         let mut folders = self.folders.lock().expect("folders lock");
         let subscribers = folders.entry(new).or_default();
-        let before = subscribers.len();
         subscribers.retain(|s| !Arc::ptr_eq(&s.wakers, &subscriber.wakers));
-        let fresh = subscribers.len() == before;
         subscribers.push(subscriber);
-        fresh
     }
 
     /// Takes `wakers` off the watch `wd`, removing the watch when nobody else uses it.
@@ -183,22 +179,20 @@ async fn read(mut inotify: AsyncFd<Inotify>, folders: Folders) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{FileWatch, Lane, Watch};
+    use super::super::{FileWatch, Watch};
     use super::*;
 
     #[tokio::test]
     async fn targets_share_one_instance_and_one_watch_per_folder() {
         let base = std::env::temp_dir().join(format!("readygate-watch-{}", std::process::id()));
         std::fs::create_dir_all(&base).unwrap();
-        let (lane_a, lane_b) = (Lane::default(), Lane::default());
-        let mut a = FileWatch::new(&base.join("a"), Wake::OnEntries, &lane_a).unwrap();
-        let mut b = FileWatch::new(&base.join("b"), Wake::OnEntries, &lane_b).unwrap();
+        let mut a = FileWatch::new(&base.join("a"), Wake::OnEntries).unwrap();
+        let mut b = FileWatch::new(&base.join("b"), Wake::OnEntries).unwrap();
         let hub = Arc::clone(&a.aim.hub);
         assert!(Arc::ptr_eq(&hub, &b.aim.hub));
         let watched = || hub.folders.lock().unwrap().len();
-        // A job queued after the watch runs after the watch is set.
-        lane_a.run(|| ()).await.unwrap();
-        lane_b.run(|| ()).await.unwrap();
+        a.aim.refresh();
+        b.aim.refresh();
         assert_eq!(watched(), 1);
         let within = std::time::Duration::from_secs(5);
         std::fs::write(base.join("a"), "").unwrap();

@@ -2,6 +2,7 @@
 //! native copy proves built-in sidecars work, and runs the real sidecar itself when no such
 //! proof arrives within the grace period.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::{sleep, sleep_until, Instant};
@@ -24,10 +25,11 @@ pub async fn run(args: Legacy, mut signals: Terminations) -> Result<Exit, Exit> 
     let path = &args.state;
     state::check_path(path)?;
     // Watching before the first read, so a write between the read and the wait is not missed;
-    // the state is content, and a hand-written one may be written in place. Reads queue in the
-    // watch's lane, behind the job that sets the watch up.
+    // the state is content, and a hand-written one may be written in place. Each read's lane
+    // job aims the watch first.
     let lane = Lane::default();
-    let mut watch = FileWatch::new(path, Wake::OnContent, &lane);
+    let mut watch = FileWatch::new(path, Wake::OnContent);
+    let aim = watch.as_ref().map(|watch| Arc::clone(&watch.aim));
     let poll = match watch {
         Some(_) => POLL_WITH_EVENTS,
         None => POLL_WITHOUT_EVENTS,
@@ -36,8 +38,13 @@ pub async fn run(args: Legacy, mut signals: Terminations) -> Result<Exit, Exit> 
     tracing::info!("waiting up to {grace} for {} to say native", path.display());
     let mut expired = false;
     loop {
-        let owned = path.clone();
-        let read = lane.run(move || state::read(&owned)).await;
+        let (owned, aim) = (path.clone(), aim.clone());
+        let read = lane
+            .run(move || {
+                aim.inspect(|aim| aim.refresh());
+                state::read(&owned)
+            })
+            .await;
         match read.unwrap_or_else(|_| state::read(path))? {
             Some(State::Native) => return Ok(stand_down(args.on_native, signals).await),
             _ if expired => break,
