@@ -3,8 +3,7 @@
 //! CA files), `--cacert`'s, and, only for a chain those do not anchor, the system's bundle (slow
 //! to parse, and rarely needed); `--insecure` accepts any certificate, as the kubelet's httpGet.
 
-mod asked;
-mod identity;
+mod client_cert;
 mod words;
 
 use std::fmt::Display;
@@ -26,7 +25,7 @@ use crate::net::transport::BoxedIo;
 use crate::redact::quoted;
 use crate::target::Host;
 
-pub use identity::{read as read_identity, Identity};
+pub use client_cert::{read as read_identity, Identity};
 
 /// A trusted root certificate, as read from a PEM bundle.
 pub type Certificate = CertificateDer<'static>;
@@ -56,11 +55,20 @@ pub enum Alpn {
     None,
 }
 
-/// The TLS client settings of one run: the same trust, one per ALPN protocol.
+impl Alpn {
+    fn protocols(self) -> Vec<Vec<u8>> {
+        match self {
+            Alpn::Http1 => vec![b"http/1.1".to_vec()],
+            Alpn::H2 => vec![b"h2".to_vec()],
+            Alpn::None => vec![],
+        }
+    }
+}
+
+/// The TLS client settings of one run, but for the ALPN protocol each connection sets.
 #[derive(Debug)]
 pub struct Clients {
-    /// Indexed by [`Alpn`].
-    configs: [Arc<ClientConfig>; 3],
+    config: ClientConfig,
     /// `--tls-server-name`: the name to use instead of the URL's host.
     server_name: Option<ServerName<'static>>,
 }
@@ -83,25 +91,14 @@ impl Clients {
             all: OnceLock::new(),
             cacert: cacert.to_vec(),
         };
-        let builder = ClientConfig::builder_with_provider(provider())
+        let config = ClientConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
             .map_err(setup)?
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(verifier));
-        let config = match client_cert {
-            Some(Identity(certified)) => builder.with_client_cert_resolver(Arc::new(
-                rustls::sign::SingleCertAndKey::from(Arc::clone(certified)),
-            )),
-            None => builder.with_client_cert_resolver(Arc::new(asked::NoClientCert)),
-        };
-        let alpn = [vec![b"http/1.1".to_vec()], vec![b"h2".to_vec()], vec![]];
-        let configs = alpn.map(|alpn_protocols| {
-            let mut config = config.clone();
-            config.alpn_protocols = alpn_protocols;
-            Arc::new(config)
-        });
+            .with_custom_certificate_verifier(Arc::new(verifier))
+            .with_client_cert_resolver(Arc::new(client_cert::Offer(client_cert.cloned())));
         Ok(Clients {
-            configs,
+            config,
             server_name,
         })
     }
@@ -204,7 +201,7 @@ pub fn trusting_only(roots: &[Certificate]) -> Result<Arc<ClientConfig>, Failure
         .map_err(setup)?
         .with_root_certificates(store)
         .with_no_client_auth();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = Alpn::Http1.protocols();
     Ok(Arc::new(config))
 }
 
@@ -218,13 +215,41 @@ pub async fn connect(
     clients: &Clients,
 ) -> Result<BoxedIo, Failure> {
     let trust = "trust it with --cacert, or skip verification with --insecure";
-    let name = clients
-        .server_name
-        .clone()
-        .map_or_else(|| server_name(host), Ok)?;
+    let mut config = clients.config.clone();
+    config.alpn_protocols = alpn.protocols();
+    let name = clients.server_name.clone();
+    handshake(stream, host, name, Arc::new(config), trust).await
+}
+
+/// Wraps `stream` in TLS with these settings, `host` as the server name (as [`connect`]);
+/// `trust` tells how to trust a certificate of an unknown authority.
+pub async fn connect_with(
+    stream: BoxedIo,
+    host: &Host,
+    config: &Arc<ClientConfig>,
+    trust: &str,
+) -> Result<BoxedIo, Failure> {
+    handshake(stream, host, None, Arc::clone(config), trust).await
+}
+
+/// Wraps `stream` in TLS with these settings, naming the server `name` or else `host`.
+async fn handshake(
+    stream: BoxedIo,
+    host: &Host,
+    name: Option<ServerName<'static>>,
+    config: Arc<ClientConfig>,
+    trust: &str,
+) -> Result<BoxedIo, Failure> {
+    let name = match name {
+        Some(name) => name,
+        None => server_name(host)?,
+    };
     let shown = name.to_str().into_owned();
-    let connecting = connect_named(stream, name, &clients.configs[alpn as usize], trust);
-    asked::handshake(&shown, connecting).await
+    let connecting = TlsConnector::from(config).connect(name, stream);
+    let stream = client_cert::handshake(&shown, connecting).await;
+    let stream = stream
+        .map_err(|e| Failure::Tls(format!("TLS handshake: {}", words::handshake(&e, trust))))?;
+    Ok(Box::new(stream))
 }
 
 /// The TLS server name of `host`: an IP literal as an address, a name without its final dot.
@@ -247,31 +272,6 @@ pub fn parse_server_name(text: &str) -> Result<ServerName<'static>, String> {
         let text = quoted(text);
         format!("--tls-server-name {text}: not a DNS name or IP address")
     })
-}
-
-/// Wraps `stream` in TLS with these settings, `host` as the server name (as [`connect`]);
-/// `trust` tells how to trust a certificate of an unknown authority.
-pub async fn connect_with(
-    stream: BoxedIo,
-    host: &Host,
-    config: &Arc<ClientConfig>,
-    trust: &str,
-) -> Result<BoxedIo, Failure> {
-    connect_named(stream, server_name(host)?, config, trust).await
-}
-
-/// Wraps `stream` in TLS with these settings and this server name.
-async fn connect_named(
-    stream: BoxedIo,
-    server_name: ServerName<'static>,
-    config: &Arc<ClientConfig>,
-    trust: &str,
-) -> Result<BoxedIo, Failure> {
-    let stream = TlsConnector::from(Arc::clone(config))
-        .connect(server_name, stream)
-        .await
-        .map_err(|e| Failure::Tls(format!("TLS handshake: {}", words::handshake(&e, trust))))?;
-    Ok(Box::new(stream))
 }
 
 /// readygate's certificate verifier: the chain against the quick roots, and only if none of
