@@ -136,11 +136,12 @@ mod tests {
     use super::*;
     use tokio::io::{duplex, AsyncWriteExt};
 
-    /// An exchange whose `server` (`a Redis`) has sent `answer`, then closed.
-    async fn answered(answer: &[u8], server: &'static str) -> Exchange {
+    /// An exchange whose `server` (`a Redis`) has sent `answer`, then closed; it reads at most
+    /// `limit` bytes.
+    async fn answered(answer: &[u8], server: &'static str, limit: usize) -> Exchange {
         let (client, mut peer) = duplex(64 * 1024);
         peer.write_all(answer).await.unwrap();
-        let (stream, buffer, limit) = (Box::new(client), Vec::new(), MAX_ANSWER);
+        let (stream, buffer) = (Box::new(client), Vec::new());
         Exchange {
             stream,
             buffer,
@@ -149,21 +150,14 @@ mod tests {
         }
     }
 
-    /// The reason reading `n` bytes (0: a line, 1: all up to the close) fails with.
-    async fn fails(answer: &[u8], server: &'static str, limit: usize, n: usize) -> String {
-        let mut exchange = answered(answer, server).await;
-        exchange.limit = limit;
-        let failure = match n {
-            0 => exchange.line().await,
-            1 => exchange.until_closed().await,
-            n => exchange.exact(n).await,
-        };
-        failure.unwrap_err().to_string()
+    /// The reason a read failed with.
+    fn reason(read: Result<Vec<u8>, Failure>) -> String {
+        read.unwrap_err().to_string()
     }
 
     #[tokio::test]
     async fn lines_are_split_and_pipelined_answers_kept() {
-        let mut exchange = answered(b"+OK\r\n+PONG\nrest", "a Redis").await;
+        let mut exchange = answered(b"+OK\r\n+PONG\nrest", "a Redis", MAX_ANSWER).await;
         assert_eq!(exchange.line().await.unwrap(), b"+OK");
         assert_eq!(exchange.line().await.unwrap(), b"+PONG");
         let rest = exchange.line().await.unwrap_err();
@@ -173,18 +167,21 @@ mod tests {
     #[tokio::test]
     async fn past_the_cap_or_closed_early_the_reason_says_so() {
         let capped = "not a Redis answer: more than 10 bytes";
-        assert_eq!(fails(&[b'x'; 100], "a Redis", 10, 0).await, capped);
-        assert_eq!(fails(&[b'x'; 100], "a Redis", 10, 1).await, capped);
+        let mut x100 = answered(&[b'x'; 100], "a Redis", 10).await;
+        assert_eq!(reason(x100.line().await), capped);
+        let mut x100 = answered(&[b'x'; 100], "a Redis", 10).await;
+        assert_eq!(reason(x100.until_closed().await), capped);
         let closed = "connection closed without an answer (not a Redis server?)";
-        assert_eq!(fails(b"", "a Redis", MAX_ANSWER, 4).await, closed);
+        let mut nothing = answered(b"", "a Redis", MAX_ANSWER).await;
+        assert_eq!(reason(nothing.exact(4).await), closed);
         let closed = "connection closed without an answer (not a ZooKeeper server?)";
-        assert_eq!(fails(b"", "a ZooKeeper", MAX_ANSWER, 1).await, closed);
+        let mut nothing = answered(b"", "a ZooKeeper", MAX_ANSWER).await;
+        assert_eq!(reason(nothing.until_closed().await), closed);
         let short = "not a Redis answer: \"ab\"";
-        assert_eq!(fails(b"ab", "a Redis", MAX_ANSWER, 4).await, short);
+        let mut ab = answered(b"ab", "a Redis", MAX_ANSWER).await;
+        assert_eq!(reason(ab.exact(4).await), short);
         let amqp = "not an AMQP 0-9-1 answer: \"\\u{1}\\0\"";
-        assert_eq!(
-            fails(b"\x01\x00", "an AMQP 0-9-1", MAX_ANSWER, 4).await,
-            amqp
-        );
+        let mut two = answered(b"\x01\x00", "an AMQP 0-9-1", MAX_ANSWER).await;
+        assert_eq!(reason(two.exact(4).await), amqp);
     }
 }
