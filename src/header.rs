@@ -9,20 +9,6 @@ use crate::redact::quoted;
 /// Header names whose values are secrets: cut off a malformed header line that starts so.
 const SECRET_HEADERS: [&str; 3] = ["authorization", "proxy-authorization", "cookie"];
 
-/// Words that make a header name look secret (`Authorization`, `X-Api-Key`, `X-Session-Id`):
-/// such values are hidden, and not carried to another origin.
-const SECRET_WORDS: [&str; 9] = [
-    "auth",
-    "token",
-    "secret",
-    "passw",
-    "cookie",
-    "session",
-    "key",
-    "credential",
-    "signature",
-];
-
 /// One extra request header; its `Display` hides the value of secret headers.
 #[derive(Debug, Clone)]
 pub struct Header {
@@ -82,11 +68,10 @@ impl clap::builder::TypedValueParser for HeaderParser {
     }
 }
 
-/// Whether a header with this name carries a secret: its name holds a secret-looking word
-/// (`Authorization`, `Cookies`, `X-Api-Key`, `X-Auth-Token`).
+/// Whether a header with this name carries a secret (`Authorization`, `Cookies`, `X-Api-Key`,
+/// `X-Auth-Token`): such values are hidden, and not carried to another origin.
 pub fn is_secret(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    SECRET_WORDS.iter().any(|word| lower.contains(word))
+    crate::redact::names_secret(name, &["cookie", "key"])
 }
 
 /// A header line as typed, with everything after a secret name cut off (whatever separates

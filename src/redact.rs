@@ -150,22 +150,27 @@ fn query_hidden(word: &str) -> String {
 /// Whether a query parameter's name says its value is a secret: it holds a secret word, or one
 /// of its `_`/`-`/`.`-separated parts is `key`, `sig` or `pass` (not `monkey`).
 fn is_secret_name(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    const WITHIN: [&str; 9] = [
+    names_secret(name, &["pwd", "apikey"])
+        || name
+            .to_ascii_lowercase()
+            .split(['_', '-', '.'])
+            .any(|part| matches!(part, "key" | "sig" | "pass"))
+}
+
+/// Whether `name` (a header's, a query parameter's) holds a word saying its value is secret, in
+/// any case: one that both kinds of names share, or one of `extra`.
+pub fn names_secret(name: &str, extra: &[&str]) -> bool {
+    const SHARED: [&str; 7] = [
+        "auth",
         "token",
         "secret",
         "passw",
-        "pwd",
-        "auth",
+        "session",
         "credential",
         "signature",
-        "apikey",
-        "session",
     ];
-    WITHIN.iter().any(|word| name.contains(word))
-        || name
-            .split(['_', '-', '.'])
-            .any(|part| matches!(part, "key" | "sig" | "pass"))
+    let name = name.to_ascii_lowercase();
+    SHARED.iter().chain(extra).any(|word| name.contains(word))
 }
 
 #[cfg(test)]
