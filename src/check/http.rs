@@ -182,7 +182,7 @@ where
         // Ended first, with or without an error: hyper has handed the outcome to the request
         // and its body, so the exchange finishes from what it was given.
         _ = connection => exchange.await,
-        () = informational.tripped() => Err(Failure::Protocol(informational.reason())),
+        failure = informational.tripped() => Err(failure),
     }
 }
 

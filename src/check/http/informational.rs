@@ -8,6 +8,8 @@ use std::sync::Arc;
 use hyper::Request;
 use tokio::sync::Notify;
 
+use crate::error::Failure;
+
 /// Most informational heads one response may be preceded by.
 const MOST_HEADS: usize = 8;
 /// Most bytes (names and values) of all informational heads of one response.
@@ -42,14 +44,12 @@ impl Guard {
         guard
     }
 
-    /// Resolves once the bound is exceeded (never, for a well-behaved server).
-    pub async fn tripped(&self) {
+    /// Resolves once the bound is exceeded (never, for a well-behaved server), with why the
+    /// attempt is given up.
+    pub async fn tripped(&self) -> Failure {
         self.exceeded.notified().await;
-    }
-
-    /// Why the attempt was given up.
-    pub fn reason(&self) -> String {
         let heads = self.heads.load(Relaxed);
-        format!("too many informational (1xx) responses ({heads}) before the answer")
+        let reason = format!("too many informational (1xx) responses ({heads}) before the answer");
+        Failure::Protocol(reason)
     }
 }
