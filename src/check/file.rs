@@ -152,16 +152,14 @@ fn entry_below(folder: &Path, path: &Path) -> Option<std::ffi::OsString> {
     }
 }
 
-/// The folder a file at `path` would be in (`.` for a bare name).
-fn parent_of(path: &Path) -> Option<PathBuf> {
-    let parent = path.parent()?;
-    let bare = parent.as_os_str().is_empty();
-    Some(if bare { Path::new(".") } else { parent }.to_path_buf())
-}
-
-/// The path's parent if it exists, else the closest ancestor that does.
+/// The path's parent (`.` for a bare name) if it exists, else the closest ancestor that does.
 fn nearest_existing_folder(path: &Path) -> Option<PathBuf> {
-    let parent = parent_of(path)?;
+    let parent = path.parent()?;
+    let parent = if parent.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        parent
+    };
     let mut ancestors = parent.ancestors().take_while(|a| !a.as_os_str().is_empty());
     ancestors.find(|a| a.is_dir()).map(Path::to_path_buf)
 }
