@@ -63,7 +63,7 @@ async fn run(cli: Cli) -> Exit {
         Command::Wait(args) => {
             let on_exit = args.on_exit.clone().filter(|_| !args.command.is_empty());
             match Plan::for_wait(args, &cli.log) {
-                Ok(plan) => start(plan).await,
+                Ok(plan) => run::wait_or_probe(plan).await,
                 Err(message) => {
                     // The sidecar waits for this notice whatever went wrong: a Job whose
                     // manifest is refused must still end (and fail visibly).
@@ -75,7 +75,7 @@ async fn run(cli: Cli) -> Exit {
             }
         }
         Command::Probe(args) => match Plan::for_probe(args, &cli.log) {
-            Ok(plan) => start(plan).await,
+            Ok(plan) => run::wait_or_probe(plan).await,
             Err(message) => Exit::Usage(message),
         },
         Command::Install(args) => process::install::install(&args.dir),
@@ -85,12 +85,6 @@ async fn run(cli: Cli) -> Exit {
         }
         Command::Completions(args) => cli::generate::completions(args.shell),
     }
-}
-
-async fn start(plan: Plan) -> Exit {
-    log::init(plan.log);
-    process::fdlimit::make_room(plan.targets.len());
-    run::wait_or_probe(plan).await
 }
 
 /// Help and version go to stdout with status 0; every other clap error becomes one line.

@@ -13,6 +13,8 @@ use crate::report;
 /// With `--on-exit`, every way it ends sends the notice: COMMAND's exit, but also readiness
 /// that never came or a signal, so a Job whose sidecar waits for it always completes.
 pub async fn wait_or_probe(mut plan: Plan) -> Exit {
+    crate::log::init(plan.log);
+    crate::process::fdlimit::make_room(plan.targets.len());
     // Standing for COMMAND, readygate must not be ended by a signal COMMAND should get.
     let mut signals = match plan.on_exit {
         Some(_) => Terminations::forwarded(),

@@ -344,16 +344,16 @@ async fn target_loop<C: Condition>(
             (None, false) => tracing::debug!("{name}: attempt {attempts}: ready"),
             (None, true) => tracing::debug!("{name}: attempt {attempts}: still ready"),
         }
-        if never {
-            // Not ready for good: with --invert that is the goal, for good too.
-            lock(progress).ended((!policy.invert).then_some(failure).flatten(), false);
-            return if policy.invert { End::Met } else { End::Never };
-        }
         let miss = match (failure, policy.invert) {
             (failure, false) => failure,
             (Some(_), true) => None,
             (None, true) => Some(Missed::StillReady),
         };
+        if never {
+            // Not ready for good: with --invert that is the goal, for good too.
+            lock(progress).ended(miss, false);
+            return if policy.invert { End::Met } else { End::Never };
+        }
         // A check that stopped waiting at the deadline (`DNS: no answer for web in time`) was
         // cut by it as much as one the engine stopped.
         let cut = !policy.invert && end == deadline && Instant::now() >= end;
