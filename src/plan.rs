@@ -26,10 +26,8 @@ pub const LOCAL: Schedule = Schedule {
     max: Duration::from_millis(100),
     growth: (2, 1),
 };
-/// The schedule of any other target: about seven attempts in the first second, then 30% more
-/// per miss up to 5 s, so a dependency that stays down sees fewer than one attempt a second
-/// after the first five (docs/performance.md, "Load on the cluster"), while one that comes up
-/// in the first seconds is still seen within a few hundred milliseconds.
+/// The schedule of any other target: quick at first, then under one attempt a second for a
+/// dependency that stays down (docs/performance.md, "Load on the cluster").
 pub const REMOTE: Schedule = Schedule {
     label: "remote",
     first: Duration::from_millis(100),

@@ -1,9 +1,5 @@
-//! `wait-for` (eficode/wait-for, the POSIX sh script): called by that name, readygate reads its
-//! command line and keeps its contract — one `host:port` (as `nc -z` checks it) or
-//! `http(s)://` URL (as `wget` fetches it: redirects followed to any host, ready on a final
-//! 2xx), `-t` seconds with 0 for none, "Operation timed out" and status 1 when time runs out,
-//! the command only on success — while readygate's engine does the waiting. Deliberate
-//! differences are written next to the code and in docs/compat.md.
+//! `wait-for` (eficode/wait-for, the POSIX sh script): called by that name, readygate keeps its
+//! command line and contract while its engine does the waiting (differences: docs/compat.md).
 
 mod args;
 

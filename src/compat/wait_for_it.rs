@@ -1,9 +1,6 @@
 //! `wait-for-it` (vishnubob/wait-for-it, the script Debian packages): called by that name,
-//! readygate reads that command line and behaves as the script does — the same lines on stderr,
-//! the same exit statuses (1 for a bad command line, 124 for a timeout, else the command's own),
-//! the same `--strict` rule — while readygate's engine does the waiting. Where the script's
-//! behaviour is an accident of bash, `timeout(1)` or its re-invocation of itself, the choice
-//! made here is written next to the code and in docs/compat.md.
+//! readygate keeps its command line, stderr lines and statuses while its engine does the waiting
+//! (where the script's behaviour is an accident of bash or `timeout(1)`: docs/compat.md).
 
 pub(super) mod args;
 

@@ -1,8 +1,5 @@
-//! Room for large fan-outs: each target holds its sockets (or watched folders) at once, and with
-//! the common soft `RLIMIT_NOFILE` of 1024 a thousand targets would fail with "too many open
-//! files". The soft limit is raised to the hard one only when the targets could need it, so
-//! COMMAND (which inherits the limits over exec) sees the limits it was given in every ordinary
-//! case.
+//! Room for large fan-outs (a thousand targets pass the usual soft `RLIMIT_NOFILE` of 1024):
+//! the soft limit is raised only when the targets could need it, as COMMAND inherits it.
 
 /// Descriptors kept for everything but the targets: standard streams, the runtime, the resolver.
 const RESERVE: u64 = 64;

@@ -1,8 +1,5 @@
-//! `readygate install DIR`: an init container built `FROM scratch` has no `cp` and no shell, so
-//! readygate copies `/proc/self/exe` to `DIR/readygate` itself, atomically (see
-//! [`crate::process::atomic`]): a container sees the old file or the whole new one, and a failed
-//! install leaves no temporary file behind. Exit statuses: 0 installed; 2 when DIR names no
-//! folder (the manifest is wrong); 1 when writing failed (the environment is wrong).
+//! `readygate install DIR`: an image `FROM scratch` has no `cp`, so readygate copies itself to
+//! `DIR/readygate`, atomically; 2 when DIR names no folder, 1 when writing fails.
 
 use std::fs::{self, File};
 use std::io;

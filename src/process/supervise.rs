@@ -1,7 +1,6 @@
-//! `wait --on-exit URL -- COMMAND`: COMMAND runs as a child, so that when it ends readygate can
-//! tell an old-style sidecar to stop (`POST URL`, sent on every exit of this mode) and a Job can
-//! complete. Meanwhile readygate stands in for COMMAND: it forwards the signals that would end
-//! it, passes its exit status through, and, as PID 1, reaps the orphans the kernel hands it.
+//! `wait --on-exit URL -- COMMAND`: COMMAND runs as a child so that a Job's old-style sidecar
+//! can be told (`POST URL`) when it ends; readygate forwards signals, passes the status through
+//! and, as PID 1, reaps orphans.
 
 use std::ffi::OsString;
 use std::process::Command;
