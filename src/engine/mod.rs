@@ -77,7 +77,7 @@ impl<F: fmt::Display> fmt::Display for Missed<F> {
 
 /// Something that can be checked for readiness: one target bound to its options.
 pub trait Condition: Send + Sync + 'static {
-    /// Notices changes between attempts (file-system events); [`NoWatch`] for most kinds.
+    /// Notices changes between attempts (file-system events); `None` for most kinds.
     type Watch: Watch;
 
     /// Why an attempt failed, shown to people through `Display`.
@@ -97,21 +97,12 @@ pub trait Watch: Send + 'static {
     fn changed(&mut self) -> impl Future<Output = ()> + Send;
 }
 
-/// A watch that never fires: the target is only polled.
-pub struct NoWatch;
-
-impl Watch for NoWatch {
-    async fn changed(&mut self) {
-        std::future::pending::<()>().await
-    }
-}
-
-/// A watch that may not have been set up; without one, as [`NoWatch`].
+/// A watch that may not have been set up; without one, the target is only polled.
 impl<W: Watch> Watch for Option<W> {
     async fn changed(&mut self) {
         match self {
             Some(watch) => watch.changed().await,
-            None => NoWatch.changed().await,
+            None => std::future::pending().await,
         }
     }
 }
