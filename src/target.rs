@@ -158,7 +158,11 @@ fn parse_kind(text: &str) -> Result<Kind, String> {
         "postgres" | "postgresql" => service::postgres(rest)?,
         "redis" | "rediss" => service::redis(&scheme, rest)?,
         "mysql" | "mariadb" => Kind::Mysql(service::plain(&scheme, rest, 3306)?),
-        "amqp" | "amqps" => service::amqp(&scheme, rest)?,
+        "amqp" | "amqps" => {
+            let tls = scheme == "amqps";
+            let endpoint = service::plain(&scheme, rest, if tls { 5671 } else { 5672 })?;
+            Kind::Amqp(AmqpTarget { tls, endpoint })
+        }
         "memcached" => Kind::Memcached(service::plain(&scheme, rest, 11211)?),
         "nats" => Kind::Nats(service::plain(&scheme, rest, 4222)?),
         "zk" => Kind::Zookeeper(service::plain(&scheme, rest, 2181)?),
@@ -320,61 +324,61 @@ mod tests {
     }
 
     #[test]
-    fn tcp_forms() {
+    fn tcp_http_file_unix_and_grpc_forms() {
+        let http = |tls, endpoint, authority: &str, path: &str| {
+            let (authority, path) = (authority.into(), path.into());
+            let credentials = None;
+            Kind::Http(HttpTarget {
+                tls,
+                endpoint,
+                authority,
+                path,
+                credentials,
+            })
+        };
+        let grpc = |tls, endpoint, authority: &str, service: &str| {
+            let (authority, service) = (authority.into(), service.into());
+            Kind::Grpc(GrpcTarget {
+                tls,
+                endpoint,
+                authority,
+                service,
+            })
+        };
         let cases = [
-            ("tcp://db:5432", "db", 5432),
-            ("db.default.svc:5432", "db.default.svc", 5432),
-            ("127.0.0.1:80", "127.0.0.1", 80),
-            ("[::1]:80", "::1", 80),
-            ("tcp://[::1]:80", "::1", 80),
-            ("LOCALHOST:1", "localhost", 1),
+            ("tcp://db:5432", Kind::Tcp(at("db", 5432))),
+            ("db.default.svc:5432", Kind::Tcp(at("db.default.svc", 5432))),
+            ("127.0.0.1:80", Kind::Tcp(at("127.0.0.1", 80))),
+            ("[::1]:80", Kind::Tcp(at("::1", 80))),
+            ("tcp://[::1]:80", Kind::Tcp(at("::1", 80))),
+            ("LOCALHOST:1", Kind::Tcp(at("localhost", 1))),
+            (
+                "http://127.0.0.1:8080/ready?full=1",
+                http(
+                    false,
+                    at("127.0.0.1", 8080),
+                    "127.0.0.1:8080",
+                    "/ready?full=1",
+                ),
+            ),
+            (
+                "https://example.test",
+                http(true, at("example.test", 443), "example.test", "/"),
+            ),
+            ("http://[::1]/", http(false, at("::1", 80), "[::1]", "/")),
+            ("file:///tmp/ready", Kind::File("/tmp/ready".into())),
+            ("/tmp/ready", Kind::File("/tmp/ready".into())),
+            ("./ready", Kind::File("./ready".into())),
+            ("unix:///run/app.sock", Kind::Unix("/run/app.sock".into())),
+            (
+                "grpc://127.0.0.1:2379/etcd",
+                grpc(false, at("127.0.0.1", 2379), "127.0.0.1:2379", "etcd"),
+            ),
+            ("grpcs://svc:443", grpc(true, at("svc", 443), "svc:443", "")),
         ];
-        for (text, host, port) in cases {
-            assert_eq!(kind(text), Kind::Tcp(at(host, port)), "{text}");
+        for (text, expected) in cases {
+            assert_eq!(kind(text), expected, "{text}");
         }
-    }
-
-    #[test]
-    fn http_forms() {
-        let Kind::Http(http) = kind("http://127.0.0.1:8080/ready?full=1") else {
-            panic!()
-        };
-        assert!(!http.tls);
-        assert_eq!(http.endpoint.port, 8080);
-        assert_eq!(http.authority, "127.0.0.1:8080");
-        assert_eq!(http.path, "/ready?full=1");
-        let Kind::Http(http) = kind("https://example.test") else {
-            panic!()
-        };
-        assert!(http.tls);
-        assert_eq!(http.endpoint.port, 443);
-        assert_eq!(http.path, "/");
-        let Kind::Http(http) = kind("http://[::1]/") else {
-            panic!()
-        };
-        assert_eq!(http.endpoint.host, Host::Ip("::1".parse().unwrap()));
-        assert_eq!(http.endpoint.port, 80);
-    }
-
-    #[test]
-    fn file_unix_and_grpc_forms() {
-        assert_eq!(kind("file:///tmp/ready"), Kind::File("/tmp/ready".into()));
-        assert_eq!(kind("/tmp/ready"), Kind::File("/tmp/ready".into()));
-        assert_eq!(kind("./ready"), Kind::File("./ready".into()));
-        assert_eq!(
-            kind("unix:///run/app.sock"),
-            Kind::Unix("/run/app.sock".into())
-        );
-        let Kind::Grpc(grpc) = kind("grpc://127.0.0.1:2379/etcd") else {
-            panic!()
-        };
-        assert_eq!(grpc.service, "etcd");
-        assert!(!grpc.tls);
-        let Kind::Grpc(grpc) = kind("grpcs://svc:443") else {
-            panic!()
-        };
-        assert_eq!(grpc.service, "");
-        assert!(grpc.tls);
     }
 
     #[test]

@@ -26,7 +26,6 @@ use crate::target::{Endpoint, HttpTarget};
 
 use redirect::Redirect;
 use request::Carry;
-pub use request::AGENT;
 
 /// How much of the body a status-only check reads, as the kubelet does: a body that stalls
 /// within it is not ready at the attempt timeout.

@@ -59,6 +59,7 @@ pub fn parse(rest: &str) -> Result<K8sTarget, String> {
             return Err(format!("{key} given twice"));
         }
     }
+    namespace.as_deref().map(namespace_name).transpose()?;
     let object = match kind {
         "pods" if !name.is_empty() => {
             return Err("k8s://pods takes no name: use k8s://pod/NAME".into())
@@ -66,37 +67,31 @@ pub fn parse(rest: &str) -> Result<K8sTarget, String> {
         "pods" => {
             let selector = selector.ok_or("k8s://pods needs ?selector=LABELS")?;
             selector::validate(&selector)?;
-            Object::Pods(selector)
+            let object = Object::Pods(selector);
+            return Ok(K8sTarget { object, namespace });
         }
-        "job" | "pod" | "service" | "deployment" => {
-            if name.is_empty() {
-                return Err(format!("missing {kind} name (k8s://{kind}/NAME)"));
-            }
-            if selector.is_some() {
-                return Err("?selector= is for k8s://pods only".into());
-            }
-            // A DNS subdomain, as the API requires of Jobs, Pods and Deployments (a Service's
-            // is a stricter label, which this accepts too).
-            if name.len() > 253 || !name.split('.').all(|label| lower_label(label, 253)) {
-                return Err(format!(
-                    "invalid object name {} (lower-case letters, digits, '-' and '.')",
-                    quoted(name)
-                ));
-            }
-            let object = match kind {
-                "job" => Object::Job,
-                "pod" => Object::Pod,
-                "service" => Object::Service,
-                _ => Object::Deployment,
-            };
-            object(name.to_string())
-        }
+        "job" => Object::Job,
+        "pod" => Object::Pod,
+        "service" => Object::Service,
+        "deployment" => Object::Deployment,
         "" => return Err(format!("missing kind ({KINDS})")),
         _ => return Err(format!("unknown kind {} (expected {KINDS})", quoted(kind))),
     };
-    if let Some(namespace) = &namespace {
-        namespace_name(namespace)?;
+    if name.is_empty() {
+        return Err(format!("missing {kind} name (k8s://{kind}/NAME)"));
     }
+    if selector.is_some() {
+        return Err("?selector= is for k8s://pods only".into());
+    }
+    // A DNS subdomain, as the API requires of Jobs, Pods and Deployments (a Service's is a
+    // stricter label, which this accepts too).
+    if name.len() > 253 || !name.split('.').all(|label| lower_label(label, 253)) {
+        return Err(format!(
+            "invalid object name {} (lower-case letters, digits, '-' and '.')",
+            quoted(name)
+        ));
+    }
+    let object = object(name.to_string());
     Ok(K8sTarget { object, namespace })
 }
 

@@ -91,13 +91,6 @@ pub(super) fn plain(scheme: &str, rest: &str, default_port: u16) -> Result<Endpo
     endpoint(authority, Some(default_port))
 }
 
-/// `amqp://` or `amqps://` (`scheme`).
-pub(super) fn amqp(scheme: &str, rest: &str) -> Result<Kind, String> {
-    let tls = scheme == "amqps";
-    let endpoint = plain(scheme, rest, if tls { 5671 } else { 5672 })?;
-    Ok(Kind::Amqp(AmqpTarget { tls, endpoint }))
-}
-
 pub(super) fn postgres(rest: &str) -> Result<Kind, String> {
     let (userinfo, authority, path) = split("postgres", rest)?;
     let user =

@@ -8,10 +8,9 @@ use std::sync::Arc;
 
 use rustls::ClientConfig;
 
-use crate::error::describe_io;
-use crate::error::Failure;
+use crate::error::{describe_io, Failure};
 use crate::redact::quoted;
-use crate::target::{Endpoint, Host};
+use crate::target::{HttpTarget, Kind, Target};
 
 /// Where the kubelet mounts a pod's service account credentials.
 pub const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -22,9 +21,9 @@ const MAX_TOKEN: u64 = 64 * 1024;
 /// How to reach the API server, and as whom.
 #[derive(Debug)]
 pub struct Cluster {
-    pub endpoint: Endpoint,
-    /// `host:port` (IPv6 in brackets): the `Host` header.
-    pub authority: String,
+    /// The API server's address and `Host` header (`host:port`, IPv6 in brackets); each
+    /// request sets its own path.
+    pub api: HttpTarget,
     /// The bearer token's file, read afresh on every attempt: bound tokens rotate.
     pub token: PathBuf,
     /// The namespace of a target that names none: the pod's own.
@@ -55,12 +54,17 @@ impl Cluster {
             .ok()
             .filter(|&p| p != 0)
             .ok_or_else(|| format!("KUBERNETES_SERVICE_PORT={} is not a port", quoted(&port)))?;
-        let (host, authority) = match host.parse::<IpAddr>() {
-            Ok(ip) => (Host::Ip(ip), SocketAddr::new(ip, port).to_string()),
-            Err(_) => (
-                Host::Name(host.to_ascii_lowercase()),
-                format!("{host}:{port}"),
-            ),
+        let authority = match host.parse::<IpAddr>() {
+            Ok(ip) => SocketAddr::new(ip, port).to_string(),
+            Err(_) => format!("{host}:{port}"),
+        };
+        // Read as any https:// target is: the `Host` header, the TLS name, a checked host.
+        let Ok(Kind::Http(api)) = Target::parse(&format!("https://{authority}/")).map(|t| t.kind)
+        else {
+            return Err(format!(
+                "KUBERNETES_SERVICE_HOST={} is not a host",
+                quoted(&host)
+            ));
         };
         let token = dir.join("token");
         if let Err(e) = std::fs::metadata(&token) {
@@ -72,8 +76,7 @@ impl Cluster {
         }
         let roots = crate::net::tls::read_roots(&dir.join("ca.crt"), "k8s:// API server CA")?;
         Ok(Cluster {
-            endpoint: Endpoint { host, port },
-            authority,
+            api,
             token,
             namespace: own_namespace(dir)?,
             tls: crate::net::tls::trusting_only(&roots).map_err(|e| e.to_string())?,
@@ -98,12 +101,10 @@ fn read_token(file: &Path) -> Result<String, Failure> {
     let text = String::from_utf8_lossy(&bytes);
     let token = text.trim();
     if token.is_empty() {
-        return Err(Failure::Protocol(format!("the token {path} is empty")));
+        return Err(format!("the token {path} is empty").into());
     }
     if !token.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(Failure::Protocol(format!(
-            "the token {path} holds characters a token has not"
-        )));
+        return Err(format!("the token {path} holds characters a token has not").into());
     }
     Ok(token.to_string())
 }

@@ -3,18 +3,20 @@
 
 use http_body_util::Empty;
 use hyper::body::Bytes;
-use hyper::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONNECTION, HOST, USER_AGENT};
-use hyper::Request;
+use hyper::{Method, Request};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use super::cluster::Cluster;
 use super::object::{clip, parse};
-use crate::check::http::{read_body, roundtrip, AGENT};
+use crate::check::http::request::{build, Carry};
+use crate::check::http::{read_body, roundtrip};
 use crate::engine::Miss;
 use crate::error::Failure;
+use crate::header::Header;
 use crate::net::transport::{connect_tcp, BoxedIo};
 use crate::target::k8s::selector;
+use crate::target::HttpTarget;
 
 /// The most of an answer that is read: a list of a few hundred pods.
 const MAX_ANSWER: usize = 4 << 20;
@@ -49,12 +51,12 @@ pub async fn fetch<T: DeserializeOwned>(
     absent: impl FnOnce() -> String,
 ) -> Result<T, Miss<Failure>> {
     let token = cluster.read_token().await?;
-    let request = request(cluster, &path(resource, namespace, query), &token);
+    let request = request(&cluster.api, path(resource, namespace, query), &token);
     let request = request.map_err(Failure::from)?;
-    let stream: BoxedIo = Box::new(connect_tcp(&cluster.endpoint).await?);
+    let host = &cluster.api.endpoint.host;
+    let stream: BoxedIo = Box::new(connect_tcp(&cluster.api.endpoint).await?);
     let trust = "not the one in the service account's ca.crt";
-    let stream =
-        crate::net::tls::connect_with(stream, &cluster.endpoint.host, &cluster.tls, trust).await?;
+    let stream = crate::net::tls::connect_with(stream, host, &cluster.tls, trust).await?;
     let (status, body) = roundtrip(stream, request, |response| async move {
         let status = response.status().as_u16();
         let body = read_body(response.into_body(), MAX_ANSWER + 1).await?;
@@ -116,20 +118,14 @@ fn forbidden((group, _, plural): Resource, namespace: &str, query: Query) -> Fai
     ))
 }
 
-/// The GET, with the token as a bearer credential marked sensitive.
-fn request(cluster: &Cluster, path: &str, token: &str) -> Result<Request<Empty<Bytes>>, String> {
-    let mut bearer = HeaderValue::from_str(&format!("Bearer {token}"))
-        .map_err(|_| "the token is not a valid header value".to_string())?;
-    bearer.set_sensitive(true);
-    Request::get(path)
-        .header(
-            HOST,
-            HeaderValue::from_str(&cluster.authority).map_err(|_| "invalid host".to_string())?,
-        )
-        .header(USER_AGENT, AGENT)
-        .header(ACCEPT, "application/json")
-        .header(CONNECTION, "close")
-        .header(AUTHORIZATION, bearer)
-        .body(Empty::new())
-        .map_err(|e| format!("invalid request: {e}"))
+/// The GET of `path` from `api`, asking for JSON, with the token as a bearer credential (which
+/// `Header` marks sensitive).
+fn request(api: &HttpTarget, path: String, token: &str) -> Result<Request<Empty<Bytes>>, String> {
+    let headers = [
+        Header::parse("Accept: application/json")?,
+        Header::parse(&format!("Authorization: Bearer {token}"))?,
+    ];
+    let mut api = api.clone();
+    api.path = path;
+    build(&api, Method::GET, &headers, Carry::ALL)
 }

@@ -84,24 +84,24 @@ fn value_ok(value: &str) -> Result<(), String> {
 
 /// At most 63 of letters, digits, `-`, `_` and `.`, beginning and ending alphanumeric.
 fn name_ok(name: &str) -> bool {
-    let inner = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.');
-    let bytes = name.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 63
-        && bytes.iter().all(|&b| inner(b))
-        && bytes[0].is_ascii_alphanumeric()
-        && bytes[bytes.len() - 1].is_ascii_alphanumeric()
+    word(name, 63, b"-_.")
 }
 
 /// Letters, digits and inner `-`, at most `max` long: an RFC 1123 label.
 pub(super) fn dns_label(label: &str, max: usize) -> bool {
-    !label.is_empty()
-        && label.len() <= max
-        && label
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
-        && !label.starts_with('-')
-        && !label.ends_with('-')
+    word(label, max, b"-")
+}
+
+/// 1 to `max` letters, digits and `inner` bytes, beginning and ending alphanumeric.
+fn word(text: &str, max: usize, inner: &[u8]) -> bool {
+    let alphanumeric = |b: Option<&u8>| b.is_some_and(u8::is_ascii_alphanumeric);
+    let bytes = text.as_bytes();
+    bytes.len() <= max
+        && alphanumeric(bytes.first())
+        && alphanumeric(bytes.last())
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || inner.contains(b))
 }
 
 /// %-encodes a query value: everything but RFC 3986's unreserved characters.
