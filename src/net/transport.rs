@@ -45,7 +45,13 @@ async fn connect_any(addrs: &[SocketAddr], endpoint: &Endpoint) -> Result<TcpStr
     let mut last = None;
     loop {
         if let Some(addr) = waiting.next() {
-            connecting.spawn(async move { (addr, connect(addr).await) });
+            connecting.spawn(async move {
+                let stream = TcpStream::connect(addr).await;
+                // Nagle's algorithm off: a probe's request is one small write that must not
+                // wait for an acknowledgement.
+                let _ = stream.as_ref().map(|stream| stream.set_nodelay(true));
+                (addr, stream)
+            });
         }
         // Cancellation: both arms are cancel-safe; dropping `connecting` aborts every connect.
         tokio::select! {
@@ -67,14 +73,6 @@ async fn connect_any(addrs: &[SocketAddr], endpoint: &Endpoint) -> Result<TcpStr
         },
         None => Failure::Io(format!("no address to connect to for {}", endpoint.host)),
     })
-}
-
-/// One TCP connect on a fresh socket, with Nagle's algorithm off: a probe's request is one
-/// small write that must not wait for an acknowledgement.
-async fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
-    let stream = TcpStream::connect(addr).await?;
-    let _ = stream.set_nodelay(true);
-    Ok(stream)
 }
 
 /// Connects to a Unix stream socket.
