@@ -73,14 +73,14 @@ impl Exchange {
             if asking.open().is_empty() || asking.patience_over() || end <= now {
                 break;
             }
-            // Dropped armed (no answer, or the lookup cancelled): later lookups start after it.
-            let mut pass_over = PassOver(Some((ip, &conf.nameservers)));
+            // Dropped unanswered or cancelled: later lookups start after this server.
+            let pass_over = PassOver(ip, &conf.nameservers);
             let answered = match socket(&mut self.sockets, server).await {
                 Ok(socket) => asking.ask(server, socket, end).await,
                 Err(reason) => asking.fail(&asking.open(), &reason),
             };
             if answered {
-                pass_over.0 = None;
+                std::mem::forget(pass_over);
             }
         }
         asking.outcomes
@@ -190,14 +190,12 @@ async fn socket(
     Ok(&sockets[sockets.len() - 1].1)
 }
 
-/// A server being asked: when dropped armed, later lookups start at the next server.
-struct PassOver<'s>(Option<(IpAddr, &'s [IpAddr])>);
+/// A server being asked: when dropped (not forgotten), later lookups start at the next server.
+struct PassOver<'s>(IpAddr, &'s [IpAddr]);
 
 impl Drop for PassOver<'_> {
     fn drop(&mut self) {
-        if let Some((server, servers)) = self.0 {
-            pass_over(server, servers);
-        }
+        pass_over(self.0, self.1);
     }
 }
 
