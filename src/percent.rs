@@ -1,57 +1,48 @@
 //! Percent-encoding as URLs and `grpc-message` use it: decoding what a server or user wrote,
-//! and encoding the bytes a URI may not hold as they are.
+//! and encoding the bytes a URI may not hold as they are (the `percent-encoding` crate).
+
+use percent_encoding::{percent_decode, percent_encode, AsciiSet, NON_ALPHANUMERIC};
+
+/// RFC 3986's unreserved characters are kept; every other byte is escaped.
+const UNRESERVED: &AsciiSet = &all_but(b"-._~");
+/// A URI's reserved characters and `%` are kept too: what a `Location` may hold as it is.
+const URI: &AsciiSet = &all_but(b"-._~:/?#[]@!$&'()*+,;=%");
+
+/// Every byte but ASCII letters, digits and those in `keep`.
+const fn all_but(keep: &[u8]) -> AsciiSet {
+    let (mut set, mut at) = (NON_ALPHANUMERIC.add(b'%'), 0);
+    while at < keep.len() {
+        set = set.remove(keep[at]);
+        at += 1;
+    }
+    set
+}
 
 /// Decodes `%XX` escapes; a `%` not followed by two hex digits is kept as it is.
 pub fn decode(text: &[u8]) -> Vec<u8> {
-    decode_with(text, Some(b'%')).unwrap_or_default()
+    percent_decode(text).collect()
 }
 
 /// Decodes `%XX` escapes; `None` if a `%` is not followed by two hex digits.
 pub fn decode_strict(text: &[u8]) -> Option<Vec<u8>> {
-    decode_with(text, None)
+    let escape = |at: usize| {
+        text.get(at + 1..at + 3)
+            .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+    };
+    let stray = (0..text.len()).any(|at| text[at] == b'%' && !escape(at));
+    (!stray).then(|| decode(text))
 }
 
-/// Decodes `%XX` escapes; `stray` says what a `%` without two hex digits becomes (`None`: the
-/// text is refused).
-fn decode_with(text: &[u8], stray: Option<u8>) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len());
-    let mut rest = text;
-    while let Some((&byte, tail)) = rest.split_first() {
-        rest = tail;
-        if byte != b'%' {
-            out.push(byte);
-            continue;
-        }
-        let hex = tail.get(..2).and_then(|h| std::str::from_utf8(h).ok());
-        match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-            Some(decoded) => {
-                out.push(decoded);
-                rest = &tail[2..];
-            }
-            None => out.push(stray?),
-        }
-    }
-    Some(out)
-}
-
-/// %-encodes every byte of `text` but ASCII letters, digits and the bytes in `keep`.
-pub fn encode(text: &[u8], keep: &[u8]) -> String {
-    let mut out = String::with_capacity(text.len());
-    for &b in text {
-        if b.is_ascii_alphanumeric() || keep.contains(&b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+/// %-encodes a query value: everything but RFC 3986's unreserved characters.
+pub fn encode_query_value(text: &str) -> String {
+    percent_encode(text.as_bytes(), UNRESERVED).to_string()
 }
 
 /// Escapes every byte a URI's path or query may not hold as it is (space, `<`, `>`, a
 /// backtick, quotes, control characters, non-ASCII...), as browsers and curl do with a
 /// `Location` that holds them; `%` and the reserved characters are kept.
 pub fn encode_uri_bytes(text: &[u8]) -> String {
-    encode(text, b"-._~:/?#[]@!$&'()*+,;=%")
+    percent_encode(text, URI).to_string()
 }
 
 #[cfg(test)]
@@ -61,16 +52,25 @@ mod tests {
     #[test]
     fn decodes_escapes_and_keeps_stray_percents() {
         assert_eq!(decode(b"p%40ss"), b"p@ss");
-        assert_eq!(decode(b"a%20b%zz%2"), b"a b%zz%2");
+        assert_eq!(decode(b"a%20b%zz%2%+1"), b"a b%zz%2%+1");
         assert_eq!(decode("caf%C3%A9".as_bytes()), "café".as_bytes());
     }
 
     #[test]
     fn strict_decoding_refuses_stray_percents() {
         assert_eq!(decode_strict(b"p%40ss").as_deref(), Some(&b"p@ss"[..]));
-        for bad in [&b"a%zz"[..], b"a%2", b"%"] {
+        for bad in [&b"a%zz"[..], b"a%2", b"%", b"%+1"] {
             assert_eq!(decode_strict(bad), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_query_value_keeps_only_unreserved_characters() {
+        assert_eq!(
+            encode_query_value("app.kubernetes.io/name=api,env in (a,b)"),
+            "app.kubernetes.io%2Fname%3Dapi%2Cenv%20in%20%28a%2Cb%29"
+        );
+        assert_eq!(encode_query_value("a!=b"), "a%21%3Db");
     }
 
     #[test]

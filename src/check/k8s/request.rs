@@ -15,7 +15,6 @@ use crate::engine::Miss;
 use crate::error::Failure;
 use crate::header::Header;
 use crate::net::transport::{connect_tcp, BoxedIo};
-use crate::target::k8s::selector;
 use crate::target::HttpTarget;
 
 /// The most of an answer that is read: a list of a few hundred pods.
@@ -98,7 +97,10 @@ fn path((group, version, plural): Resource, namespace: &str, query: Query) -> St
     let collection = format!("{api}/namespaces/{namespace}/{plural}");
     match query {
         Query::Get(name) => format!("{collection}/{name}"),
-        Query::List(labels) => format!("{collection}?labelSelector={}", selector::encode(labels)),
+        Query::List(labels) => format!(
+            "{collection}?labelSelector={}",
+            crate::percent::encode_query_value(labels)
+        ),
     }
 }
 

@@ -1,5 +1,5 @@
 //! Label selectors (`app=web,tier!=db,env in (a,b),!canary`): checked at parse time, so a typo
-//! is a usage error rather than a `400` on every attempt, and %-encoded for the list query.
+//! is a usage error rather than a `400` on every attempt.
 
 use crate::redact::quoted;
 
@@ -104,11 +104,6 @@ fn word(text: &str, max: usize, inner: &[u8]) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || inner.contains(b))
 }
 
-/// %-encodes a query value: everything but RFC 3986's unreserved characters.
-pub fn encode(text: &str) -> String {
-    crate::percent::encode(text.as_bytes(), b"-_.~")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,14 +138,5 @@ mod tests {
         ] {
             assert!(validate(bad).is_err(), "{bad} accepted");
         }
-    }
-
-    #[test]
-    fn encoding_leaves_only_unreserved_characters() {
-        assert_eq!(
-            encode("app.kubernetes.io/name=api,env in (a,b)"),
-            "app.kubernetes.io%2Fname%3Dapi%2Cenv%20in%20%28a%2Cb%29"
-        );
-        assert_eq!(encode("a!=b"), "a%21%3Db");
     }
 }
