@@ -19,6 +19,8 @@ use crate::process::signal::Terminations;
 const POLL_WITH_EVENTS: Duration = Duration::from_secs(2);
 /// Re-read interval when the kernel offers no folder events.
 const POLL_WITHOUT_EVENTS: Duration = Duration::from_millis(100);
+/// How long the read after the grace period may take before it counts as "not native".
+const LAST_READ: Duration = Duration::from_secs(1);
 
 /// Waits up to the grace period for `native`, then stands down or runs COMMAND.
 pub async fn run(args: Legacy, mut signals: Terminations) -> Result<Exit, Exit> {
@@ -39,13 +41,21 @@ pub async fn run(args: Legacy, mut signals: Terminations) -> Result<Exit, Exit> 
     let mut expired = false;
     loop {
         let (owned, aim) = (path.clone(), aim.clone());
-        let read = lane
-            .run(move || {
-                aim.inspect(|aim| aim.refresh());
-                state::read(&owned)
-            })
-            .await;
-        match read.unwrap_or_else(|_| state::read(path))? {
+        let read = lane.run(move || {
+            aim.inspect(|aim| aim.refresh());
+            state::read(&owned)
+        });
+        // A read stuck on a hung mount counts as "not native" once its time is up.
+        let until = match expired {
+            true => Instant::now() + LAST_READ,
+            false => deadline,
+        };
+        let state = tokio::select! {
+            read = read => read.unwrap_or_else(|_| state::read(path))?,
+            () = sleep_until(until) => None,
+            signal = signals.next() => return Ok(stopped(signal)),
+        };
+        match state {
             Some(State::Native) => return Ok(stand_down(args.on_native, signals).await),
             _ if expired => break,
             _ => {}
@@ -56,10 +66,7 @@ pub async fn run(args: Legacy, mut signals: Terminations) -> Result<Exit, Exit> 
             () = sleep(poll) => {}
             // One last read follows, so a write landing with the deadline still counts.
             () = sleep_until(deadline) => expired = true,
-            signal = signals.next() => {
-                tracing::warn!("stopped by signal {signal} while waiting for the native sidecar");
-                return Ok(Exit::Signal(signal));
-            }
+            signal = signals.next() => return Ok(stopped(signal)),
         }
     }
     tracing::info!(
@@ -68,6 +75,12 @@ pub async fn run(args: Legacy, mut signals: Terminations) -> Result<Exit, Exit> 
         path.display()
     );
     Ok(crate::process::exec::exec(&args.command))
+}
+
+/// A terminating signal ended the wait.
+fn stopped(signal: i32) -> Exit {
+    tracing::warn!("stopped by signal {signal} while waiting for the native sidecar");
+    Exit::Signal(signal)
 }
 
 /// The native copy runs the sidecar: this container has nothing left to do.
