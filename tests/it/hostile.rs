@@ -370,9 +370,7 @@ fn files_that_are_endless_huge_or_never_written() {
     let dir = TempDir::new();
     // A FIFO nobody writes to: opening it for reading must not block the wait.
     let fifo = dir.join("fifo");
-    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+    crate::support::make_fifo(&fifo).unwrap();
     let target = format!("file://{}", fifo.display());
     expect_bounded_failure(
         "FIFO file",
@@ -472,9 +470,7 @@ fn a_slow_file_target_does_not_hold_up_another_target() {
     .expect_faster_than(Duration::from_secs(5));
     // A FIFO nobody writes to, alike.
     let fifo = dir.join("fifo");
-    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+    crate::support::make_fifo(&fifo).unwrap();
     let fifo = fifo.to_str().unwrap();
     readygate([
         "wait",
@@ -598,9 +594,7 @@ fn a_sigterm_is_answered_while_stderr_is_full() {
 fn a_fifo_named_as_a_file_to_write_is_refused_not_waited_on() {
     let dir = TempDir::new();
     let fifo = dir.join("fifo");
-    let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: a NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    crate::support::make_fifo(&fifo).unwrap();
     let closed = format!("tcp://{}", crate::support::closed_addr());
     readygate([
         "wait",

@@ -459,9 +459,7 @@ fn an_answer_past_the_cap_is_not_read_to_its_end() {
 /// Replaces `path` by a FIFO nobody writes to.
 fn fifo_in_place_of(path: &std::path::Path) {
     let _ = std::fs::remove_file(path);
-    let name = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-    // SAFETY: a NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    crate::support::make_fifo(path).unwrap();
 }
 
 #[test]

@@ -196,9 +196,7 @@ fn ca_files_that_are_not_regular_files_never_hang_nor_grow() {
     let url = format!("https://localhost:{port}/");
     let dir = TempDir::new();
     let fifo = dir.join("fifo.pem");
-    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+    crate::support::make_fifo(&fifo).unwrap();
     let big = dir.join("big.pem");
     std::fs::File::create(&big)
         .and_then(|f| f.set_len(1 << 30))

@@ -56,6 +56,16 @@ pub fn closed_addr() -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], free_port()))
 }
 
+/// Makes a FIFO nobody writes to at `path`: a file target or option file that must not hang.
+pub fn make_fifo(path: &std::path::Path) -> std::io::Result<()> {
+    let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())?;
+    // SAFETY: a NUL-terminated path.
+    match unsafe { libc::mkfifo(name.as_ptr(), 0o600) } {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
+}
+
 /// Copies `from` to `to` with `cp`, a child process: a file this multi-threaded test process
 /// held open for writing could be inherited by another test's fork and fail exec (ETXTBSY).
 pub fn copy_executable(from: &std::path::Path, to: &std::path::Path) {

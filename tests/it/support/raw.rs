@@ -242,7 +242,6 @@ impl ShapeShifter {
         std::fs::write(&path, "starting").expect("seed file");
         let thread = thread::spawn(move || {
             let staged = path.with_extension("staged");
-            let fifo = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
             let mut step = 0usize;
             while !flag.load(Ordering::SeqCst) {
                 let _ = match step % 4 {
@@ -260,13 +259,7 @@ impl ShapeShifter {
                     // Turned into a folder.
                     2 => std::fs::remove_file(&path).and_then(|()| std::fs::create_dir(&path)),
                     // Turned into a FIFO nobody writes to: opening it for reading would block.
-                    _ => std::fs::remove_dir(&path).and_then(|()| {
-                        // SAFETY: a valid NUL-terminated path.
-                        match unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) } {
-                            0 => Ok(()),
-                            _ => Err(std::io::Error::last_os_error()),
-                        }
-                    }),
+                    _ => std::fs::remove_dir(&path).and_then(|()| super::make_fifo(&path)),
                 };
                 step += 1;
                 counter.fetch_add(1, Ordering::SeqCst);
