@@ -4,7 +4,7 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use crate::support::http::{Answer, HttpServer};
-use crate::support::run::{finish, RunExt};
+use crate::support::run::{finish, Outcome, RunExt};
 use crate::support::{
     closed_addr, free_port, readygate, wait_until, write_executable, Running, TempDir,
 };
@@ -465,11 +465,9 @@ fn command_replaces_the_process_once_ready() {
     );
 }
 
-#[test]
-fn command_starts_with_sigpipe_at_its_default_and_no_signal_blocked() {
-    // readygate itself ignores SIGPIPE (a closed stdout must not kill it); an ignored or
-    // blocked signal survives exec and fork, so COMMAND would inherit it unless readygate
-    // restores what it was given.
+/// Runs `grep` of its own signal state as COMMAND, exec'd and as `--on-exit`'s child (last),
+/// each `prepared` before readygate starts; returns each run's SigIgn and SigBlk masks.
+fn command_signal_state(prepare: impl Fn(&mut std::process::Command)) -> Vec<(Outcome, u64, u64)> {
     let dir = TempDir::new();
     let ready = dir.join("ready");
     std::fs::write(&ready, "").unwrap();
@@ -477,23 +475,50 @@ fn command_starts_with_sigpipe_at_its_default_and_no_signal_blocked() {
     let status = ["grep", "-E", "^Sig(Ign|Blk):", "/proc/self/status"];
     let plain = [&["wait", ready, "--"][..], &status[..]].concat();
     let with_options = [&["wait", "-q", "-t", "5s", ready, "--"][..], &status[..]].concat();
-    // With --on-exit, COMMAND is a spawned child rather than the exec'd process.
     let sidecar = HttpServer::start(|_, _| Answer::body("stopping"));
     let url = sidecar.url("/quit");
     let as_child = [&["wait", "--on-exit", &url, ready, "--"][..], &status[..]].concat();
-    for args in [plain, with_options, as_child] {
-        let outcome = readygate(&args).outcome();
-        outcome.expect_code(0);
-        for line in outcome.stdout.lines() {
-            let (name, mask) = line.split_once(':').unwrap();
-            let mask = u64::from_str_radix(mask.trim(), 16).unwrap();
-            let sigpipe = 1u64 << (13 - 1);
-            match name {
-                "SigIgn" => assert_eq!(mask & sigpipe, 0, "COMMAND inherited SIGPIPE ignored"),
-                _ => assert_eq!(mask, 0, "COMMAND inherited blocked signals: {line}"),
-            }
-        }
-        assert_eq!(outcome.stdout.lines().count(), 2, "{outcome:#?}");
+    let mask = |stdout: &str, name: &str| {
+        let line = stdout.lines().find(|l| l.starts_with(name)).unwrap();
+        u64::from_str_radix(line.split_once(':').unwrap().1.trim(), 16).unwrap()
+    };
+    [plain, with_options, as_child]
+        .iter()
+        .map(|args| {
+            let mut command = readygate(args);
+            prepare(&mut command);
+            let outcome = command.outcome();
+            outcome.expect_code(0);
+            assert_eq!(outcome.stdout.lines().count(), 2, "{outcome:#?}");
+            let (ignored, blocked) = (
+                mask(&outcome.stdout, "SigIgn"),
+                mask(&outcome.stdout, "SigBlk"),
+            );
+            (outcome, ignored, blocked)
+        })
+        .collect()
+}
+
+/// A signal's bit in a /proc mask.
+fn bit(signal: i32) -> u64 {
+    1u64 << (signal - 1)
+}
+
+#[test]
+fn command_starts_with_sigpipe_at_its_default_and_no_signal_blocked() {
+    // readygate itself ignores SIGPIPE (a closed stdout must not kill it); an ignored or
+    // blocked signal survives exec and fork, so COMMAND would inherit it unless readygate
+    // restores what it was given.
+    for (outcome, ignored, blocked) in command_signal_state(|_| {}) {
+        assert_eq!(
+            ignored & bit(libc::SIGPIPE),
+            0,
+            "COMMAND inherited SIGPIPE ignored: {outcome:#?}"
+        );
+        assert_eq!(
+            blocked, 0,
+            "COMMAND inherited blocked signals: {outcome:#?}"
+        );
     }
 }
 
@@ -503,16 +528,6 @@ fn command_gets_the_ignored_signals_and_the_mask_readygate_was_given() {
     // ignored or blocked: COMMAND must get them so, though readygate ignores SIGPIPE itself,
     // listens for SIGINT, and std resets both for the programs it starts.
     use std::os::unix::process::CommandExt;
-    let dir = TempDir::new();
-    let ready = dir.join("ready");
-    std::fs::write(&ready, "").unwrap();
-    let ready = ready.to_str().unwrap();
-    let status = ["grep", "-E", "^Sig(Ign|Blk):", "/proc/self/status"];
-    let plain = [&["wait", ready, "--"][..], &status[..]].concat();
-    let sidecar = HttpServer::start(|_, _| Answer::body("stopping"));
-    let url = sidecar.url("/quit");
-    let as_child = [&["wait", "--on-exit", &url, ready, "--"][..], &status[..]].concat();
-    let bit = |signal: i32| 1u64 << (signal - 1);
     // The ones readygate handles or forwards itself, and one it never touches.
     const IGNORED: [i32; 7] = [
         libc::SIGPIPE,
@@ -523,9 +538,8 @@ fn command_gets_the_ignored_signals_and_the_mask_readygate_was_given() {
         libc::SIGUSR1,
         libc::SIGWINCH,
     ];
-    let ignored = IGNORED.iter().fold(0, |mask, &signal| mask | bit(signal));
-    for args in [plain, as_child] {
-        let mut command = readygate(&args);
+    let expected = IGNORED.iter().fold(0, |mask, &signal| mask | bit(signal));
+    let runs = command_signal_state(|command| {
         // SAFETY: signal, sigemptyset, sigaddset and sigprocmask are async-signal-safe.
         unsafe {
             command.pre_exec(|| {
@@ -539,18 +553,10 @@ fn command_gets_the_ignored_signals_and_the_mask_readygate_was_given() {
                 Ok(())
             })
         };
-        let outcome = command.outcome();
-        outcome.expect_code(0);
-        let mask = |name: &str| {
-            let line = outcome
-                .stdout
-                .lines()
-                .find(|l| l.starts_with(name))
-                .unwrap();
-            u64::from_str_radix(line.split_once(':').unwrap().1.trim(), 16).unwrap()
-        };
-        assert_eq!(mask("SigIgn") & ignored, ignored, "{outcome:#?}");
-        assert_eq!(mask("SigBlk"), bit(libc::SIGUSR2), "{outcome:#?}");
+    });
+    for (outcome, ignored, blocked) in runs {
+        assert_eq!(ignored & expected, expected, "{outcome:#?}");
+        assert_eq!(blocked, bit(libc::SIGUSR2), "{outcome:#?}");
     }
 }
 
