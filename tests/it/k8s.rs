@@ -401,6 +401,26 @@ fn outside_a_pod_is_a_usage_error_that_says_so() {
         .outcome()
         .expect_code(2)
         .expect_stderr("there is no service account token at");
+    // A broken in-cluster address is refused before any attempt, naming the variable.
+    for (host, port, fault) in [
+        (
+            "not a host!",
+            "6443",
+            "KUBERNETES_SERVICE_HOST=\"not a host!\" is not a host",
+        ),
+        (
+            "127.0.0.1",
+            "x",
+            "KUBERNETES_SERVICE_PORT=\"x\" is not a port",
+        ),
+    ] {
+        let out = readygate(["probe", "k8s://job/migrate"])
+            .env("KUBERNETES_SERVICE_HOST", host)
+            .env("KUBERNETES_SERVICE_PORT", port)
+            .outcome();
+        out.expect_code(2).expect_stderr(fault);
+        assert_eq!(out.stderr.lines().count(), 1, "{out:#?}");
+    }
 }
 
 #[test]
