@@ -148,6 +148,7 @@ fn parse_kind(text: &str) -> Result<Kind, String> {
         });
     };
     let scheme = written.to_ascii_lowercase();
+    use service::Ignored::{DatabaseUrl, Userinfo};
     Ok(match scheme.as_str() {
         "tcp" => Kind::Tcp(endpoint(rest.strip_suffix('/').unwrap_or(rest), None)?),
         "http" | "https" => Kind::Http(parse_http(text, scheme == "https")?),
@@ -157,15 +158,16 @@ fn parse_kind(text: &str) -> Result<Kind, String> {
         "k8s" => Kind::K8s(k8s::parse(rest)?),
         "postgres" | "postgresql" => service::postgres(rest)?,
         "redis" | "rediss" => service::redis(&scheme, rest)?,
-        "mysql" | "mariadb" => Kind::Mysql(service::plain(&scheme, rest, 3306)?),
+        "mysql" | "mariadb" => Kind::Mysql(service::plain(&scheme, rest, 3306, DatabaseUrl)?),
         "amqp" | "amqps" => {
             let tls = scheme == "amqps";
-            let endpoint = service::plain(&scheme, rest, if tls { 5671 } else { 5672 })?;
+            let port = if tls { 5671 } else { 5672 };
+            let endpoint = service::plain(&scheme, rest, port, DatabaseUrl)?;
             Kind::Amqp(AmqpTarget { tls, endpoint })
         }
-        "memcached" => Kind::Memcached(service::plain(&scheme, rest, 11211)?),
-        "nats" => Kind::Nats(service::plain(&scheme, rest, 4222)?),
-        "zk" => Kind::Zookeeper(service::plain(&scheme, rest, 2181)?),
+        "memcached" => Kind::Memcached(service::plain(&scheme, rest, 11211, Userinfo)?),
+        "nats" => Kind::Nats(service::plain(&scheme, rest, 4222, Userinfo)?),
+        "zk" => Kind::Zookeeper(service::plain(&scheme, rest, 2181, Userinfo)?),
         "dns" => service::dns(rest)?,
         _ => {
             return Err(format!(
@@ -419,18 +421,17 @@ mod tests {
             ("", "empty"),
             ("a\nb:1", "control characters"),
             ("grpc://h:1/a/b", "no '/'"),
-            ("postgres://u:secret@db", "no password"),
+            ("postgres://db#frag", "no query or fragment"),
             ("postgres://@db", "empty user"),
-            ("postgres://db?sslmode=require", "no query"),
             ("postgres://:5432", "missing host"),
             ("postgres://%zz@db", "percent-encoding in the user"),
             ("redis://secret@cache", ":PASSWORD"),
             ("redis://user:@cache", "empty password"),
             ("redis://cache/x", "database number"),
             ("redis://cache:99999", "invalid port"),
-            ("mysql://root:secret@db", "no user or password"),
-            ("mysql://db/app", "no path"),
-            ("amqp://guest@mq", "no user or password"),
+            ("mysql://root:x@db/app#frag", "no query or fragment"),
+            ("memcached://u:secret@cache/x", "no path"),
+            ("nats://u:secret@nats?x=1", "no query"),
             ("nats://::1", "brackets"),
             ("zk://[::1", "unclosed"),
             ("zk://[::1]x", ":PORT"),

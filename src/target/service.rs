@@ -1,6 +1,7 @@
 //! The URLs of servers asked by their own protocol whether they serve (PostgreSQL, Redis,
-//! MySQL, AMQP, memcached, NATS, ZooKeeper) and `dns://NAME`. Anything a check would not use
-//! is a usage error, so a password never sits in a manifest believing it is checked.
+//! MySQL, AMQP, memcached, NATS, ZooKeeper) and `dns://NAME`. Readiness needs no login: where
+//! a kind does not use them, a URL's password (and a database URL's path and query) are
+//! accepted so that an application's own URL can be given as it is, and never sent.
 
 use std::fmt;
 
@@ -60,49 +61,75 @@ pub struct AmqpTarget {
     pub endpoint: Endpoint,
 }
 
-/// Splits what follows `scheme://` into userinfo (if any), `host[:port]` and path (empty or
-/// from `/`); a query or fragment is refused.
-fn split<'a>(scheme: &str, rest: &'a str) -> Result<(Option<&'a str>, &'a str, &'a str), String> {
+/// The parts of what follows `scheme://`: userinfo (if any), `host[:port]`, and the path (empty
+/// or from `/`) with its query, if the kind takes a query.
+struct Parts<'a> {
+    userinfo: Option<&'a str>,
+    authority: &'a str,
+    path: &'a str,
+}
+
+/// Splits what follows `scheme://`; a fragment is refused, and so is a query unless the kind
+/// takes (and ignores) one, as a database URL carries (`?sslmode=require`).
+fn split<'a>(scheme: &str, rest: &'a str, query: bool) -> Result<Parts<'a>, String> {
     let (authority, path) = rest.split_at(rest.find(['/', '?', '#']).unwrap_or(rest.len()));
-    if path.contains(['?', '#']) {
+    if path.contains('#') || (!query && path.contains('?')) {
         return Err(format!(
             "{scheme}:// takes no query or fragment (readiness needs no options)"
         ));
     }
-    Ok(match authority.rsplit_once('@') {
-        Some((userinfo, authority)) => (Some(userinfo), authority, path),
-        None => (None, authority, path),
+    let path = path.split_once('?').map_or(path, |(path, _)| path);
+    let (userinfo, authority) = match authority.rsplit_once('@') {
+        Some((userinfo, authority)) => (Some(userinfo), authority),
+        None => (None, authority),
+    };
+    Ok(Parts {
+        userinfo,
+        authority,
+        path,
     })
 }
 
-/// A kind whose check needs nothing but the address: no userinfo, no path.
-pub(super) fn plain(scheme: &str, rest: &str, default_port: u16) -> Result<Endpoint, String> {
-    let (userinfo, authority, path) = split(scheme, rest)?;
-    if userinfo.is_some() {
-        return Err(format!(
-            "{scheme}:// takes no user or password (readiness is asked without logging in)"
-        ));
-    }
-    if !matches!(path, "" | "/") {
+/// What a kind whose check needs nothing but the address accepts besides it and ignores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Ignored {
+    /// A user and password only (`nats://user:password@host`).
+    Userinfo,
+    /// Also a database (or virtual host) path and a query: a database URL as it is
+    /// (`mysql://user:password@db/app?ssl-mode=REQUIRED`).
+    DatabaseUrl,
+}
+
+/// A kind whose check needs nothing but the address; the rest of what `ignored` allows is
+/// dropped here, so it can never be sent.
+pub(super) fn plain(
+    scheme: &str,
+    rest: &str,
+    default_port: u16,
+    ignored: Ignored,
+) -> Result<Endpoint, String> {
+    let database = ignored == Ignored::DatabaseUrl;
+    let parts = split(scheme, rest, database)?;
+    if !database && !matches!(parts.path, "" | "/") {
         return Err(format!(
             "{scheme}:// takes no path (readiness is asked of the server, not a database)"
         ));
     }
-    endpoint(authority, Some(default_port))
+    endpoint(parts.authority, Some(default_port))
 }
 
 pub(super) fn postgres(rest: &str) -> Result<Kind, String> {
-    let (userinfo, authority, path) = split("postgres", rest)?;
-    let user =
-        match userinfo {
-            // Every cluster has this user.
-            None => "postgres".to_string(),
-            Some(userinfo) if userinfo.contains(':') => return Err(
-                "postgres:// takes a user but no password (readiness is asked without logging in)"
-                    .into(),
-            ),
-            Some(user) => decode(user, "user")?,
-        };
+    let Parts {
+        userinfo,
+        authority,
+        path,
+    } = split("postgres", rest, true)?;
+    // The StartupMessage names the user; a password is dropped here, never to be sent.
+    let user = match userinfo.map(|userinfo| userinfo.split_once(':').map_or(userinfo, |u| u.0)) {
+        // Every cluster has this user.
+        None => "postgres".to_string(),
+        Some(user) => decode(user, "user")?,
+    };
     if user.is_empty() {
         return Err("empty user name before '@'".into());
     }
@@ -120,7 +147,11 @@ pub(super) fn postgres(rest: &str) -> Result<Kind, String> {
 
 /// `redis://` or `rediss://` (`scheme`).
 pub(super) fn redis(scheme: &str, rest: &str) -> Result<Kind, String> {
-    let (userinfo, authority, path) = split(scheme, rest)?;
+    let Parts {
+        userinfo,
+        authority,
+        path,
+    } = split(scheme, rest, false)?;
     let auth = match userinfo.map(|userinfo| userinfo.split_once(':')) {
         None => None,
         Some(None) => {
@@ -213,6 +244,44 @@ mod tests {
             kind("postgres://app%40x@db:6432/orders%2Fv2"),
             postgres(at("db", 6432), "app@x", Some("orders/v2"))
         );
+    }
+
+    #[test]
+    fn database_urls_are_taken_as_they_are_and_their_passwords_dropped() {
+        let postgres = Target::parse("postgres://app%40x:s3cret@db:6432/orders?sslmode=require");
+        let postgres = postgres.unwrap();
+        assert_eq!(
+            postgres.kind,
+            Kind::Postgres(PostgresTarget {
+                endpoint: at("db", 6432),
+                user: "app@x".into(),
+                database: Some("orders".into()),
+            })
+        );
+        assert_eq!(
+            postgres.to_string(),
+            "postgres://app%40x:***@db:6432/orders?sslmode=require"
+        );
+        for (text, expected) in [
+            (
+                "mysql://root:s3cret@db/app?ssl-mode=REQUIRED",
+                kind("mysql://db"),
+            ),
+            ("mariadb://root:%zz@db:3307/", kind("mariadb://db:3307")),
+            (
+                "amqps://guest:s3cret@mq/vhost?heartbeat=5",
+                kind("amqps://mq"),
+            ),
+            ("nats://user:s3cret@nats", kind("nats://nats")),
+            ("nats://s3cret@nats", kind("nats://nats")),
+            ("memcached://u:s3cret@cache", kind("memcached://cache")),
+            ("zk://u:s3cret@zk:2182", kind("zk://zk:2182")),
+        ] {
+            let target = Target::parse(text).unwrap();
+            assert_eq!(target.kind, expected, "{text}");
+            let shown = format!("{target} {target:?}");
+            assert!(!shown.contains("s3cret"), "{text}: {shown}");
+        }
     }
 
     #[test]

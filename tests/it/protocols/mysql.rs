@@ -16,6 +16,11 @@ fn mariadb_greets_until_its_connections_run_out() {
     let port = server.addr.port();
     let target = format!("mysql://127.0.0.1:{port}");
     probe(&[], &[&target, &format!("mariadb://localhost:{port}/")]).expect_code(0);
+    // An application's DATABASE_URL as it is: its password is neither sent nor shown.
+    let url = format!("mysql://app:s3cret@127.0.0.1:{port}/app?ssl-mode=REQUIRED");
+    let outcome = readygate(["wait", "-v", "--timeout", "10s", &url]).outcome();
+    outcome.expect_code(0).expect_stderr("app:***@");
+    super::expect_hidden(&outcome, "s3cret");
 
     // Connections that never log in, up to the limit and the one kept for an administrator,
     // each held only once the server greeted it.
