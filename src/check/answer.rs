@@ -8,7 +8,7 @@ use super::Context;
 use crate::error::{describe_io, Failure};
 use crate::net::tls::{self, Alpn};
 use crate::net::transport::{connect_tcp, BoxedIo};
-use crate::redact::{one_line, quoted};
+use crate::redact::{peer_text, quoted};
 use crate::target::Endpoint;
 
 /// The most bytes read from a server in one attempt, unless a check says otherwise: every
@@ -121,9 +121,9 @@ impl Exchange {
     }
 }
 
-/// A server's own words, fit for one line of output.
+/// A server's own words, fit for one line of output and cut short.
 pub fn server_text(bytes: &[u8]) -> String {
-    one_line(String::from_utf8_lossy(bytes).trim())
+    peer_text(String::from_utf8_lossy(bytes).trim())
 }
 
 /// Where `needle` first occurs in `haystack`.

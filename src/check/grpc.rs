@@ -15,6 +15,7 @@ use crate::error::describe_error;
 use crate::error::Failure;
 use crate::header::Header;
 use crate::net::tls::Alpn;
+use crate::redact::peer_text;
 use crate::target::GrpcTarget;
 
 /// The health-check method's path.
@@ -154,7 +155,10 @@ fn failed_call(code: u32, headers: &HeaderMap) -> Failure {
     let mut status = format!("grpc-status {code} {name}");
     if let Some(message) = headers.get("grpc-message").filter(|m| !m.is_empty()) {
         let message = crate::percent::decode(message.as_bytes());
-        status = format!("{status}: {}", String::from_utf8_lossy(&message));
+        status = format!(
+            "{status}: {}",
+            peer_text(&String::from_utf8_lossy(&message))
+        );
     }
     Failure::Protocol(match code {
         5 => format!("SERVICE_UNKNOWN ({status})"),

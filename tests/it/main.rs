@@ -13,6 +13,7 @@ mod hostile;
 mod in_step;
 mod install;
 mod k8s;
+mod k8s_bounds;
 mod kubelet_parity;
 mod on_exit;
 mod pacing;

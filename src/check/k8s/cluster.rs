@@ -96,8 +96,13 @@ fn read_token(file: &Path) -> Result<String, Failure> {
     let path = file.display();
     // Only a regular file, opened without blocking and read up to the cap: a FIFO or a device
     // mounted in its place cannot hang or bloat the attempt.
-    let bytes = crate::regular_file::read_head(file, MAX_TOKEN)
+    let bytes = crate::regular_file::read_head(file, MAX_TOKEN + 1)
         .map_err(|e| format!("cannot read the token {path}: {}", describe_io(&e)))?;
+    // Cut, it would be sent as a token it is not; the API server's refusal would hide why.
+    if bytes.len() as u64 > MAX_TOKEN {
+        let kib = MAX_TOKEN >> 10;
+        return Err(format!("the token {path} is over {kib} KiB: not a token").into());
+    }
     let text = String::from_utf8_lossy(&bytes);
     let token = text.trim();
     if token.is_empty() {

@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 
-use super::object::{nullable, true_condition, why, Condition, Object};
+use super::object::{conditions, true_condition, why, Condition, Object};
 use super::request::Resource;
 use crate::error::Failure;
 
@@ -24,7 +24,7 @@ pub(super) struct Spec {
 pub(super) struct Status {
     observed_generation: i64,
     updated_replicas: i32,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "conditions")]
     conditions: Vec<Condition>,
 }
 

@@ -1,9 +1,10 @@
 //! `k8s://job/NAME`: ready when the Job is `Complete`; a Job that has `Failed` (or is about to,
-//! `FailureTarget`) never will be, so the wait ends at once.
+//! `FailureTarget`) never will be, so the wait ends at once. A Job that says both has failed:
+//! what depends on it must not start on a contradiction.
 
 use serde::Deserialize;
 
-use super::object::{nullable, true_condition, why, Condition, Object};
+use super::object::{conditions, true_condition, why, Condition, Object};
 use super::request::Resource;
 use crate::engine::Miss;
 use crate::error::Failure;
@@ -23,7 +24,7 @@ pub(super) struct Spec {
 #[derive(Default, Deserialize)]
 #[serde(default)]
 pub(super) struct Status {
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "conditions")]
     conditions: Vec<Condition>,
     active: u32,
     succeeded: u32,
@@ -37,13 +38,13 @@ pub(super) fn judge(job: &Job) -> Result<(), Miss<Failure>> {
         succeeded,
         failed,
     } = &job.status;
-    if true_condition(conditions, "Complete").is_some() {
-        return Ok(());
-    }
     let failure = true_condition(conditions, "Failed")
         .or_else(|| true_condition(conditions, "FailureTarget"));
     if let Some(failure) = failure {
         return Err(Miss::Never(format!("job failed: {}", why(failure)).into()));
+    }
+    if true_condition(conditions, "Complete").is_some() {
+        return Ok(());
     }
     Err(Miss::NotYet(match job.spec.suspend {
         true => "job suspended".into(),
@@ -71,5 +72,17 @@ mod tests {
         );
         let not_yet = r#"{"status":{"conditions":[{"type":"Complete","status":"False"}]}}"#;
         assert!(matches!(verdict(not_yet), Err(Miss::NotYet(_))));
+    }
+
+    #[test]
+    fn a_failure_condition_wins_over_complete() {
+        for failure in ["Failed", "FailureTarget"] {
+            let both = format!(
+                r#"{{"status":{{"conditions":[{{"type":"Complete","status":"True"}},
+                   {{"type":"{failure}","status":"True","reason":"DeadlineExceeded"}}]}}}}"#
+            );
+            let failed = Miss::Never("job failed: DeadlineExceeded".into());
+            assert_eq!(verdict(&both), Err(failed), "{failure}");
+        }
     }
 }

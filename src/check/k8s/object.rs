@@ -1,7 +1,9 @@
 //! What the judges share: the shape of an object and a list, conditions, JSON reading, and
 //! server text made short.
 
-use serde::de::DeserializeOwned;
+use std::marker::PhantomData;
+
+use serde::de::{DeserializeOwned, Error, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
 use crate::error::Failure;
@@ -29,9 +31,16 @@ pub struct Metadata {
 #[derive(Deserialize)]
 #[serde(bound = "T: Deserialize<'de>")]
 pub struct List<T> {
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "items")]
     pub items: Vec<T>,
 }
+
+/// Most items of a list kept: a real list this long is past the answer's size cap anyway.
+pub const MAX_ITEMS: usize = 1000;
+/// Most conditions of an object kept: real objects have a handful.
+pub const MAX_CONDITIONS: usize = 32;
+/// Starts the message of a list refused for its length (see [`parse`]).
+const TOO_LONG: &str = "too large: more than";
 
 /// One entry of `status.conditions`, as every kind here has them.
 #[derive(Debug, Default, Deserialize)]
@@ -57,33 +66,84 @@ pub fn true_condition<'a>(conditions: &'a [Condition], kind: &str) -> Option<&'a
 
 /// `Failure: message` of a condition, or what there is of them.
 pub fn why(condition: &Condition) -> String {
-    match (condition.reason.as_str(), condition.message.as_str()) {
-        ("", message) => clip(message),
-        (reason, "") => reason.to_string(),
-        (reason, message) => format!("{reason}: {}", clip(message)),
+    match (clip(&condition.reason), clip(&condition.message)) {
+        (reason, message) if reason.is_empty() => message,
+        (reason, message) if message.is_empty() => reason,
+        (reason, message) => format!("{reason}: {message}"),
     }
 }
 
 /// Reads an answer's JSON into `T`; fields readygate does not use are skipped unread.
 pub fn parse<T: DeserializeOwned>(body: impl AsRef<[u8]>) -> Result<T, Failure> {
-    serde_json::from_slice(body.as_ref())
-        .map_err(|e| format!("unexpected answer from the API server: {e}").into())
+    serde_json::from_slice(body.as_ref()).map_err(|e| {
+        let message = e.to_string();
+        match message.strip_prefix("too large: ") {
+            // The position says nothing to a person; the list's length does.
+            Some(too_long) if message.starts_with(TOO_LONG) => {
+                let too_long = too_long.split(" at line ").next().unwrap_or(too_long);
+                format!("the API server's answer is too large: {too_long}").into()
+            }
+            _ => format!("unexpected answer from the API server: {}", clip(&message)).into(),
+        }
+    })
 }
 
-/// A list field the API may send as `null` (EndpointSlice's `endpoints`): read as empty.
-pub fn nullable<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Ok(Option::<Vec<T>>::deserialize(deserializer)?.unwrap_or_default())
+/// `items` of a list, `null` read as empty, refused past [`MAX_ITEMS`].
+pub fn items<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+    d.deserialize_option(AtMost(MAX_ITEMS, "items in a list", PhantomData))
 }
 
-/// Server text cut to a length that fits a log line.
-pub fn clip(text: &str) -> String {
-    const MAX: usize = 200;
-    match text.char_indices().nth(MAX) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
+/// `status.conditions`, `null` read as empty, refused past [`MAX_CONDITIONS`].
+pub fn conditions<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Condition>, D::Error> {
+    d.deserialize_option(AtMost(MAX_CONDITIONS, "conditions", PhantomData))
+}
+
+/// A list field the API may send as `null` (EndpointSlice's `endpoints`): read as empty, and
+/// refused past [`MAX_ITEMS`].
+pub fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+    d.deserialize_option(AtMost(MAX_ITEMS, "entries in a list", PhantomData))
+}
+
+/// Reads a JSON array (or `null`) of at most `.0` entries. Past it the answer is refused while
+/// it is read, so an answer of a million `{}` never becomes a million structs; what a kind does
+/// not read is skipped with [`serde::de::IgnoredAny`], which keeps nothing.
+struct AtMost<T>(usize, &'static str, PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for AtMost<T> {
+    type Value = Vec<T>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "a list of at most {} {}", self.0, self.1)
     }
+
+    fn visit_none<E: Error>(self) -> Result<Vec<T>, E> {
+        Ok(Vec::new())
+    }
+
+    fn visit_unit<E: Error>(self) -> Result<Vec<T>, E> {
+        Ok(Vec::new())
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Vec<T>, D::Error> {
+        d.deserialize_seq(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+        let mut kept = Vec::new();
+        while let Some(entry) = seq.next_element()? {
+            if kept.len() == self.0 {
+                return Err(A::Error::custom(format!(
+                    "{TOO_LONG} {} {}",
+                    self.0, self.1
+                )));
+            }
+            kept.push(entry);
+        }
+        Ok(kept)
+    }
+}
+
+/// Server text (a reason, a name, a phase) escaped and cut to a length that fits a line.
+pub fn clip(text: &str) -> String {
+    crate::redact::peer_text(text)
 }

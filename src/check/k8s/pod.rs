@@ -4,7 +4,7 @@
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
-use super::object::{nullable, true_condition, why, Condition, List, Object};
+use super::object::{clip, conditions, true_condition, why, Condition, List, Object};
 use super::request::Resource;
 use crate::error::Failure;
 
@@ -18,7 +18,7 @@ pub(super) type Pod = Object<IgnoredAny, Status>;
 pub(super) struct Status {
     /// `Pending`, `Running`, `Succeeded`, `Failed` or `Unknown`.
     phase: String,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "conditions")]
     conditions: Vec<Condition>,
 }
 
@@ -30,7 +30,10 @@ impl Status {
     /// Why the pod is not ready: its `Ready` condition's reason, else its phase.
     fn unready_because(&self) -> String {
         let ready = self.conditions.iter().find(|c| c.kind == "Ready");
-        match (ready.map(why).filter(|w| !w.is_empty()), &*self.phase) {
+        match (
+            ready.map(why).filter(|w| !w.is_empty()),
+            &*clip(&self.phase),
+        ) {
             (Some(why), "") => why,
             (Some(why), phase) => format!("{phase}, {why}"),
             (None, "") => "no Ready condition yet".into(),
@@ -53,11 +56,15 @@ pub(super) fn judge_all(list: &List<Pod>, namespace: &str, selector: &str) -> Re
         _ if total == 0 => format!("no pod matches {selector} in {namespace} (yet)"),
         [] => return Ok(()),
         [one] => {
-            let (name, why) = (&one.metadata.name, one.status.unready_because());
+            let (name, why) = (clip(&one.metadata.name), one.status.unready_because());
             format!("{ready} of {total} pods ready; {name} is not: {why}")
         }
         many => {
-            let names: Vec<&str> = many.iter().take(3).map(|p| &*p.metadata.name).collect();
+            let names: Vec<String> = many
+                .iter()
+                .take(3)
+                .map(|p| clip(&p.metadata.name))
+                .collect();
             let mut names = names.join(", ");
             if many.len() > 3 {
                 names += &format!(" and {} more", many.len() - 3);

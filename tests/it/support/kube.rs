@@ -57,6 +57,8 @@ struct State {
     token: String,
     /// `(verb, resource)` pairs the service account may not do.
     denied: HashSet<(String, String)>,
+    /// Bodies sent as they are (status 200) for a path and query, whatever the objects say.
+    verbatim: HashMap<String, Bytes>,
     seen: Vec<Seen>,
 }
 
@@ -163,6 +165,14 @@ impl ApiServer {
         self.state.lock().unwrap().objects.insert(key, stored);
     }
 
+    /// Answers `path_and_query` with `body` as it is, status 200: an answer no object makes.
+    pub fn answer_verbatim(&self, path_and_query: &str, body: impl Into<Bytes>) {
+        let mut state = self.state.lock().unwrap();
+        state
+            .verbatim
+            .insert(path_and_query.to_string(), body.into());
+    }
+
     /// Refuses `verb` on `resource` from now on (403, as RBAC does).
     pub fn deny(&self, verb: &str, resource: &str) {
         let denied = (verb.to_string(), resource.to_string());
@@ -240,6 +250,11 @@ fn answer(state: &Mutex<State>, request: &Request<Incoming>) -> Response<Full<By
             401,
             status(401, "Unauthorized", "Unauthorized", json!(null)),
         );
+    }
+    if let Some(body) = state.verbatim.get(&request.uri().to_string()) {
+        let mut response = respond(200, json!(null));
+        *response.body_mut() = Full::new(body.clone());
+        return response;
     }
     let Some((prefix, namespace, resource, name)) = route(&path) else {
         return respond(
