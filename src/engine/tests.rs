@@ -24,6 +24,8 @@ enum Step {
     Stalls(&'static str),
     /// A 503 asking not to be tried again for this long (`Retry-After`).
     Busy(Duration),
+    /// Up on every other attempt of the script, from its first: never two in a row.
+    Flaps(&'static str),
 }
 use Step::*;
 
@@ -94,7 +96,11 @@ impl Condition for Scripted {
 
     async fn attempt(&self) -> Result<(), Miss<&'static str>> {
         let at = self.start.elapsed();
-        self.times.lock().unwrap().push(at);
+        let earlier = {
+            let mut times = self.times.lock().unwrap();
+            times.push(at);
+            times.len() - 1
+        };
         let step = self.script.iter().rev().find(|(from, _)| at >= *from);
         match step.expect("a script starts at zero").1 {
             Up => Ok(()),
@@ -112,6 +118,8 @@ impl Condition for Scripted {
                 retry_not_before(wait);
                 Err(Miss::NotYet("status 503"))
             }
+            Flaps(why) if earlier % 2 == 1 => Err(Miss::NotYet(why)),
+            Flaps(_) => Ok(()),
         }
     }
 }
@@ -273,6 +281,27 @@ async fn success_threshold_needs_consecutive_successes() {
     let n = times.len();
     assert_eq!(times[n - 1] - times[n - 2], 10 * MS);
     assert_eq!(times[n - 2] - times[n - 3], 10 * MS);
+}
+
+#[tokio::test(start_paused = true)]
+async fn successes_between_failures_never_reach_the_threshold() {
+    // Up, refused, up, refused…: many successes, never two in a row.
+    let flapping = script(&[(0, Flaps("connection refused"))]);
+    let policy = with(|p| (p.success_threshold, p.deadline) = (2, Some(2 * S)));
+    let ended = go(&[&flapping], LOCAL, &policy).await;
+    assert_eq!(ended, ("missed: connection refused".into(), 2 * S));
+    let attempts = flapping.times().len();
+    assert!(attempts >= 20, "{attempts} attempts: too few to tell");
+
+    // Each success is worth one: a threshold of one is met by the first.
+    let policy = with(|p| p.success_threshold = 1);
+    let ended = go(
+        &[&script(&[(0, Flaps("connection refused"))])],
+        LOCAL,
+        &policy,
+    )
+    .await;
+    assert_eq!(ended, ("met: ready".into(), Duration::ZERO));
 }
 
 #[tokio::test(start_paused = true)]

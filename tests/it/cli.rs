@@ -828,8 +828,10 @@ fn invert_waits_until_a_file_is_gone() {
         "90s",
         name,
     ]));
-    // Each attempt that finds the file still there says so at -v.
+    // Each attempt that finds the file still there says so at -v, before the goal is judged;
+    // the progress line comes only once it was judged not met yet.
     running.line(&format!("{name}: attempt 1: still ready"));
+    running.line(&format!("{name} (still ready)"));
     let removed = running.started().elapsed();
     std::fs::remove_file(&path).unwrap();
     running

@@ -258,6 +258,24 @@ fn answers_are_kept_for_their_ttl() {
 }
 
 #[test]
+fn answers_are_kept_at_most_30_s_and_negative_ones_at_most_5_s() {
+    // A has a TTL of a day, and AAAA is NODATA with an SOA of a day: the caps decide. Over
+    // 32 s, A is asked at 0 and 30 s; AAAA at 0, 5, 10 … 30 s.
+    let name = "db.default.svc.cluster.local";
+    let (pod, dns) = counted(Zone {
+        records: vec![(name.into(), Ipv4Addr::new(127, 0, 0, 2))],
+        ttl: 86_400,
+        negative_ttl: Some(86_400),
+        silent: false,
+    });
+    let attempts = poll(&pod, "32s", "tcp://db:80");
+    assert!(attempts >= 100, "{attempts} attempts: too few to tell");
+    let asked = |qtype| dns.count(name, qtype);
+    assert_eq!(asked(A), 2, "{:?}", dns.queries());
+    assert_eq!(asked(AAAA), 7, "{:?}", dns.queries());
+}
+
+#[test]
 fn a_missing_name_is_kept_for_the_soa_ttl_and_only_with_one() {
     // Each of the four names the search list makes is NXDOMAIN with an SOA of 1 s: over 2.5 s
     // each is asked about three times per type, not once per attempt.

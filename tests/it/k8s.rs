@@ -110,6 +110,22 @@ fn a_failed_job_ends_the_wait_at_once() {
 }
 
 #[test]
+fn a_job_marked_to_fail_ends_the_wait_before_it_has_failed() {
+    // `FailureTarget` alone: the Job is out of retries, its pod still terminating.
+    let api = server();
+    api.put(kube::job(OWN_NAMESPACE, "migrate", JobState::Failing));
+    api.readygate(wait_args("k8s://job/migrate"))
+        .outcome()
+        .expect_code(1)
+        .expect_stderr(
+            "k8s://job/migrate: job failed: BackoffLimitExceeded: Job has reached the \
+             specified backoff limit",
+        )
+        .expect_faster_than(Duration::from_secs(10));
+    assert_eq!(api.seen().len(), 1, "a failing Job is asked about once");
+}
+
+#[test]
 fn a_missing_job_is_waited_for_until_it_is_created() {
     let api = server();
     api.readygate(["probe", "k8s://job/migrate"])

@@ -3,6 +3,7 @@
 //! log — of runs that fail in every way we can provoke; no shell ever reads user input; readygate
 //! never listens on a socket; `--insecure` says so once.
 
+use crate::support::certs::Certs;
 use crate::support::http::{Answer, HttpServer};
 use crate::support::raw::{self, Peer};
 use crate::support::run::RunExt;
@@ -212,6 +213,57 @@ fn credentials_are_not_carried_to_another_origin() {
 
     // URL credentials alone: percent-decoded for Basic, and not carried either.
     first_hop_basic_auth(&url, &other);
+}
+
+#[test]
+fn credentials_are_not_carried_to_another_scheme_on_the_same_port() {
+    // One port takes both HTTPS and plain HTTP: each redirects to the other scheme, keeping the
+    // host and port; only the scheme tells the origins apart.
+    let certs = Certs::localhost();
+    let server = HttpServer::start_tls_and_plain(&certs, |seen, _| {
+        let port = seen.header("host").unwrap_or_default().to_string();
+        match seen.path.as_str() {
+            "/to-clear-text" => {
+                Answer::status(302).header("location", format!("http://{port}/in-clear"))
+            }
+            "/to-tls" => Answer::status(302).header("location", format!("https://{port}/in-tls")),
+            _ => Answer::body(if seen.tls {
+                "over tls"
+            } else {
+                "in clear text"
+            }),
+        }
+    });
+    let secret_names = [
+        "authorization",
+        "cookie",
+        "x-api-key",
+        "proxy-authorization",
+    ];
+    for (from, to, arrived) in [
+        ("https", "/to-clear-text", "in clear text"),
+        ("http", "/to-tls", "over tls"),
+    ] {
+        let url = format!("{from}://user:url-pass-7f3a@{}{to}", server.addr);
+        let before = server.hits();
+        readygate(["probe", "--cacert"])
+            .arg(&certs.ca)
+            .args(secret_headers())
+            .args(["-H", "X-Api-Key: api-key-3e7d", "--contains", arrived, &url])
+            .outcome()
+            .expect_code(0);
+        let hops = &server.seen()[before..];
+        assert_eq!(hops.len(), 2, "{url}: {hops:#?}");
+        assert_eq!(hops[0].tls, from == "https", "{hops:#?}");
+        assert_eq!(
+            hops[0].header("authorization"),
+            Some("Bearer bearer-token-9c1e"),
+            "the first hop carries the secrets: {hops:#?}"
+        );
+        for name in secret_names {
+            assert_eq!(hops[1].header(name), None, "{url}: {name} was carried over");
+        }
+    }
 }
 
 /// `user:p%40ss` is sent as `user:p@ss` to the URL's origin, and to no other.

@@ -85,4 +85,54 @@ mod tests {
             assert_eq!(verdict(&both), Err(failed), "{failure}");
         }
     }
+
+    /// The verdict on a running Job with these `(type, status)` conditions.
+    fn with_conditions(conditions: &[(&str, &str)]) -> Result<(), Miss<Failure>> {
+        let conditions: Vec<String> = conditions
+            .iter()
+            .map(|(kind, status)| {
+                format!(
+                    r#"{{"type":"{kind}","status":"{status}","reason":"BackoffLimitExceeded",
+                        "message":"Job has reached the specified backoff limit"}}"#
+                )
+            })
+            .collect();
+        let status = r#""active":1,"succeeded":0,"failed":7"#;
+        verdict(&format!(
+            r#"{{"status":{{{status},"conditions":[{}]}}}}"#,
+            conditions.join(",")
+        ))
+    }
+
+    #[test]
+    fn a_failed_or_failing_job_is_never_ready() {
+        let failed =
+            "job failed: BackoffLimitExceeded: Job has reached the specified backoff limit";
+        for conditions in [
+            // Out of retries, pods gone: what the Job controller leaves at the end.
+            &[("FailureTarget", "True"), ("Failed", "True")][..],
+            // Out of retries, its pods still terminating: `Failed` comes only after them.
+            &[("FailureTarget", "True")],
+            &[("Failed", "True")],
+            &[("Complete", "False"), ("FailureTarget", "True")],
+        ] {
+            let verdict = with_conditions(conditions);
+            assert_eq!(verdict, Err(Miss::Never(failed.into())), "{conditions:?}");
+        }
+    }
+
+    #[test]
+    fn conditions_that_are_not_true_leave_a_job_running() {
+        let running = "job not complete: 1 active, 0 succeeded, 7 failed";
+        for conditions in [
+            &[][..],
+            &[("Failed", "False")],
+            &[("FailureTarget", "Unknown"), ("Failed", "False")],
+            &[("Suspended", "False")],
+        ] {
+            let verdict = with_conditions(conditions);
+            assert_eq!(verdict, Err(Miss::NotYet(running.into())), "{conditions:?}");
+        }
+        assert_eq!(with_conditions(&[("Complete", "True")]), Ok(()));
+    }
 }

@@ -3,6 +3,10 @@
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::Arc;
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 use super::daemon::{require, run_ok};
 use super::TempDir;
@@ -95,6 +99,26 @@ impl Certs {
             key: key.into(),
             _dir: dir,
         }
+    }
+}
+
+impl Certs {
+    /// A rustls server configuration serving the server certificate, offering HTTP/1.1.
+    pub fn server_config(&self) -> rustls::ServerConfig {
+        let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&self.cert)
+            .expect("read cert")
+            .map(|c| c.expect("cert"))
+            .collect();
+        let key = PrivateKeyDer::from_pem_file(&self.key).expect("read key");
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("versions")
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .expect("server config");
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        config
     }
 }
 

@@ -1,5 +1,6 @@
 //! An in-process HTTP/1 server on 127.0.0.1 with scripted answers, on its own thread, counting
-//! the requests it gets so a test can fail if the server was never called.
+//! the requests it gets so a test can fail if the server was never called. It can take HTTPS
+//! and plain HTTP on one port, to see what a client sends in clear text after a redirect.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -12,6 +13,10 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_rustls::TlsAcceptor;
+
+use super::certs::Certs;
 
 /// What the test's handler sees of a request.
 #[derive(Debug, Clone)]
@@ -22,6 +27,8 @@ pub struct Seen {
     pub path: String,
     /// Headers, names lower case.
     pub headers: Vec<(String, String)>,
+    /// It came over TLS.
+    pub tls: bool,
 }
 
 impl Seen {
@@ -84,7 +91,7 @@ impl HttpServer {
     /// Starts a server whose handler gets each request and its 0-based number.
     pub fn start(handler: impl Fn(&Seen, usize) -> Answer + Send + Sync + 'static) -> HttpServer {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        Self::serve(listener, Arc::new(handler))
+        Self::serve(listener, Arc::new(handler), None)
     }
 
     /// Starts a server on 127.0.0.1:`port` (a port a test chose before the server was due).
@@ -93,16 +100,54 @@ impl HttpServer {
         handler: impl Fn(&Seen, usize) -> Answer + Send + Sync + 'static,
     ) -> HttpServer {
         let listener = std::net::TcpListener::bind(("127.0.0.1", port)).expect("bind");
-        Self::serve(listener, Arc::new(handler))
+        Self::serve(listener, Arc::new(handler), None)
     }
 
-    fn serve(listener: std::net::TcpListener, handler: Arc<Handler>) -> HttpServer {
+    /// As [`HttpServer::start`], taking HTTPS with `certs`' server certificate and plain HTTP
+    /// on the same port: a connection whose first byte starts a TLS handshake (0x16) is TLS.
+    pub fn start_tls_and_plain(
+        certs: &Certs,
+        handler: impl Fn(&Seen, usize) -> Answer + Send + Sync + 'static,
+    ) -> HttpServer {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let acceptor = TlsAcceptor::from(Arc::new(certs.server_config()));
+        Self::serve(listener, Arc::new(handler), Some(acceptor))
+    }
+
+    fn serve(
+        listener: std::net::TcpListener,
+        handler: Arc<Handler>,
+        tls: Option<TlsAcceptor>,
+    ) -> HttpServer {
         let addr = listener.local_addr().expect("local addr");
-        let hits = Arc::new(AtomicUsize::new(0));
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let (h, s) = (hits.clone(), seen.clone());
-        run(listener, handler, h, s);
-        HttpServer { addr, hits, seen }
+        let counters = Counters {
+            hits: Arc::new(AtomicUsize::new(0)),
+            seen: Arc::new(Mutex::new(Vec::new())),
+        };
+        let server = HttpServer {
+            addr,
+            hits: counters.hits.clone(),
+            seen: counters.seen.clone(),
+        };
+        super::serve_on_thread(listener, move |stream| {
+            let (handler, counters, tls) = (handler.clone(), counters.clone(), tls.clone());
+            async move {
+                let Some(acceptor) = tls else {
+                    return connection(stream, false, handler, counters).await;
+                };
+                let mut first = [0u8; 1];
+                if !matches!(stream.peek(&mut first).await, Ok(1)) {
+                    return;
+                }
+                if first[0] != 0x16 {
+                    return connection(stream, false, handler, counters).await;
+                }
+                if let Ok(stream) = acceptor.accept(stream).await {
+                    connection(stream, true, handler, counters).await;
+                }
+            }
+        });
+        server
     }
 
     /// `http://127.0.0.1:PORT` + `path`.
@@ -121,50 +166,50 @@ impl HttpServer {
     }
 }
 
-fn run(
-    listener: std::net::TcpListener,
-    handler: Arc<Handler>,
+/// What the server has seen, shared with its connections.
+#[derive(Clone)]
+struct Counters {
     hits: Arc<AtomicUsize>,
     seen: Arc<Mutex<Vec<Seen>>>,
-) {
-    super::serve_on_thread(listener, move |stream| {
-        let handler = handler.clone();
-        let hits = hits.clone();
-        let seen = seen.clone();
+}
+
+/// Serves one connection (`tls`: it came over TLS) with `handler`.
+async fn connection<Io>(stream: Io, tls: bool, handler: Arc<Handler>, counters: Counters)
+where
+    Io: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let service = service_fn(move |request: Request<Incoming>| {
+        let request_seen = Seen {
+            method: request.method().to_string(),
+            path: request
+                .uri()
+                .path_and_query()
+                .map(|p| p.to_string())
+                .unwrap_or_default(),
+            headers: request
+                .headers()
+                .iter()
+                .map(|(n, v)| {
+                    (
+                        n.to_string(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    )
+                })
+                .collect(),
+            tls,
+        };
+        let number = counters.hits.fetch_add(1, Ordering::SeqCst);
+        counters.seen.lock().unwrap().push(request_seen.clone());
+        let answer = handler(&request_seen, number);
         async move {
-            let service = service_fn(move |request: Request<Incoming>| {
-                let request_seen = Seen {
-                    method: request.method().to_string(),
-                    path: request
-                        .uri()
-                        .path_and_query()
-                        .map(|p| p.to_string())
-                        .unwrap_or_default(),
-                    headers: request
-                        .headers()
-                        .iter()
-                        .map(|(n, v)| {
-                            (
-                                n.to_string(),
-                                String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                            )
-                        })
-                        .collect(),
-                };
-                let number = hits.fetch_add(1, Ordering::SeqCst);
-                seen.lock().unwrap().push(request_seen.clone());
-                let answer = handler(&request_seen, number);
-                async move {
-                    let mut response = Response::builder().status(answer.status);
-                    for (name, value) in answer.headers {
-                        response = response.header(name, value);
-                    }
-                    Ok::<_, Infallible>(response.body(Full::new(Bytes::from(answer.body))).unwrap())
-                }
-            });
-            let _ = http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
+            let mut response = Response::builder().status(answer.status);
+            for (name, value) in answer.headers {
+                response = response.header(name, value);
+            }
+            Ok::<_, Infallible>(response.body(Full::new(Bytes::from(answer.body))).unwrap())
         }
     });
+    let _ = http1::Builder::new()
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
 }

@@ -19,8 +19,6 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::{json, Value};
 use tokio_rustls::TlsAcceptor;
 
@@ -97,7 +95,7 @@ impl ApiServer {
         server.write_token(token);
         let listener = std::net::TcpListener::bind((ip, 0)).expect("bind");
         let addr = listener.local_addr().expect("local addr");
-        let acceptor = TlsAcceptor::from(Arc::new(tls_config(&server._certs)));
+        let acceptor = TlsAcceptor::from(Arc::new(server._certs.server_config()));
         let state = server.state.clone();
         super::serve_on_thread(listener, move |stream| {
             let (acceptor, state) = (acceptor.clone(), state.clone());
@@ -209,23 +207,6 @@ impl ApiServer {
             self.seen().len() >= n
         });
     }
-}
-
-fn tls_config(certs: &Certs) -> rustls::ServerConfig {
-    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&certs.cert)
-        .expect("read cert")
-        .map(|c| c.expect("cert"))
-        .collect();
-    let key = PrivateKeyDer::from_pem_file(&certs.key).expect("read key");
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .expect("versions")
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .expect("server config");
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    config
 }
 
 /// Answers one request from the state, as the API server would.
@@ -451,6 +432,9 @@ pub enum JobState {
     Complete,
     /// Out of retries: `FailureTarget` and `Failed`.
     Failed,
+    /// Out of retries, its pod still terminating: `FailureTarget` only (`Failed` comes once
+    /// the pod is gone).
+    Failing,
     /// `spec.suspend: true`.
     Suspended,
 }
@@ -484,6 +468,14 @@ pub fn job(namespace: &str, name: &str, state: JobState) -> Value {
                     "Job has reached the specified backoff limit"),
             ],
             "startTime": TIME, "failed": 7, "ready": 0, "terminating": 0,
+            "uncountedTerminatedPods": {},
+        }),
+        JobState::Failing => json!({
+            "conditions": [
+                condition("FailureTarget", "BackoffLimitExceeded",
+                    "Job has reached the specified backoff limit"),
+            ],
+            "startTime": TIME, "failed": 6, "ready": 0, "terminating": 1,
             "uncountedTerminatedPods": {},
         }),
     };
