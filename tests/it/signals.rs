@@ -6,12 +6,13 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::support::raw::{self, Peer};
+use crate::support::run::OVERRUN;
 use crate::support::running::Ended;
 use crate::support::{closed_addr, readygate, require, wait_until, Running, TempDir};
 
-/// The bound asserted here, wide for a loaded machine; the goal is 100 ms, which
-/// `bench/hostile.sh` measures.
-const STOP_WITHIN: Duration = Duration::from_secs(2);
+/// The bound asserted here, from the signal to the run's end: a stop 500 ms late fails. The
+/// issue's goal is 100 ms, which `bench/hostile.sh` measures.
+const STOP_WITHIN: Duration = OVERRUN;
 
 /// Sends `signal` to `pid` (the run itself, or a process inside it) and waits for the run to
 /// end: how it ended, and how long after the signal.
