@@ -37,8 +37,19 @@ packages=(
   time
   # curl: the TLS tests check that readygate accepts what curl accepts (tests/it/tls.rs)
   curl
+  # python3-venv: the Python that runs grpcio, the real gRPC client of tests/it/serve.rs
+  python3
+  python3-venv
 )
 "$(dirname "$0")/apt-install.sh" "${packages[@]}"
+# grpcio from PyPI (the gRPC project's own client and health stub) in a venv of its own, for
+# `readygate serve`'s gRPC health tests (tests/it/support/served.rs names the path).
+venv=/opt/readygate-test-python
+if ! "$venv/bin/python3" -c 'import grpc, grpc_health.v1.health_pb2_grpc' 2>/dev/null; then
+  /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check \
+    'grpcio==1.*' 'grpcio-health-checking==1.*' >&2
+fi
 # Packages that start their service on install (on a machine that runs systemd): the suite
 # starts its own servers, so these would only hold memory and default ports.
 if [[ -d /run/systemd/system ]]; then

@@ -23,6 +23,7 @@ mod redact;
 mod regular_file;
 mod report;
 mod run;
+mod serve;
 mod status;
 mod target;
 
@@ -76,6 +77,10 @@ async fn run(cli: Cli) -> Exit {
         }
         Command::Probe(args) => match Plan::for_probe(args, &cli.log) {
             Ok(plan) => run::wait_or_probe(plan).await,
+            Err(message) => Exit::Usage(message),
+        },
+        Command::Serve(args) => match serve::ServePlan::new(args, &cli.log) {
+            Ok(plan) => serve::serve(plan).await,
             Err(message) => Exit::Usage(message),
         },
         Command::Install(args) => process::install::install(&args.dir),

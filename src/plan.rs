@@ -42,6 +42,8 @@ pub enum Mode {
     Wait,
     /// One attempt per target.
     Probe,
+    /// One attempt per target per request (`serve`).
+    Serve,
 }
 
 /// Everything a `wait` or `probe` run does, validated.
@@ -127,8 +129,8 @@ impl Plan {
             }
     }
 
-    /// What `wait` and `probe` share; `may_forget`: COMMAND may be among the targets.
-    fn common(
+    /// What `wait`, `probe` and `serve` share; `may_forget`: COMMAND may be among the targets.
+    pub(crate) fn common(
         mode: Mode,
         args: CommonArgs,
         pacing: Option<&PacingArgs>,
@@ -160,7 +162,7 @@ impl Plan {
             .then(|| crate::check::k8s::Cluster::find(args.k8s_serviceaccount_dir.as_deref()))
             .transpose()?;
         let usual = match mode {
-            Mode::Wait => tracing::Level::INFO,
+            Mode::Wait | Mode::Serve => tracing::Level::INFO,
             Mode::Probe => tracing::Level::WARN,
         };
         Ok(Plan {
@@ -261,7 +263,7 @@ fn policy(mode: Mode, args: &CommonArgs, pacing: Option<&PacingArgs>) -> Result<
     }
     let timeout = args.timeout.unwrap_or(match mode {
         Mode::Wait => WAIT_TIMEOUT,
-        Mode::Probe => PROBE_TIMEOUT,
+        Mode::Probe | Mode::Serve => PROBE_TIMEOUT,
     });
     Ok(Policy {
         deadline: Some(timeout).filter(|timeout| !timeout.is_zero()),
@@ -269,7 +271,7 @@ fn policy(mode: Mode, args: &CommonArgs, pacing: Option<&PacingArgs>) -> Result<
         success_threshold: pacing.map_or(1, |pacing| pacing.success_threshold),
         any: args.any,
         invert: args.invert,
-        max_attempts: (mode == Mode::Probe).then_some(1),
+        max_attempts: (mode != Mode::Wait).then_some(1),
     })
 }
 
@@ -298,7 +300,7 @@ pub fn schedule(local: bool) -> Schedule {
 }
 
 /// The environment variable `name`, if set; one that is not UTF-8 is a usage error.
-fn env(name: &str) -> Result<Option<String>, String> {
+pub(crate) fn env(name: &str) -> Result<Option<String>, String> {
     match std::env::var(name) {
         Ok(value) => Ok(Some(value)),
         Err(std::env::VarError::NotPresent) => Ok(None),

@@ -58,7 +58,7 @@ pub fn not_ready(plan: &Plan, report: &Report<Failure>, elapsed: Duration) {
     };
     for line in &lines {
         match plan.mode {
-            Mode::Probe => crate::output::stdout(line),
+            Mode::Probe | Mode::Serve => crate::output::stdout(line),
             Mode::Wait => tracing::error!("{what} after {}: {line}", humanize(elapsed)),
         }
     }

@@ -1,7 +1,7 @@
 //! `grpc://HOST:PORT[/SERVICE]` and `grpcs://…`: the standard `grpc.health.v1.Health/Check`
 //! over HTTP/2 (prior knowledge for grpc, ALPN h2 for grpcs), ready only on `SERVING`.
 
-mod wire;
+pub mod wire;
 
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};

@@ -9,7 +9,7 @@ mod amqp;
 mod answer;
 mod dns;
 pub mod file;
-mod grpc;
+pub mod grpc;
 pub mod http;
 pub mod k8s;
 mod memcached;

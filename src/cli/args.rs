@@ -59,6 +59,9 @@ pub enum Command {
     Wait(WaitArgs),
     /// One attempt per target, in parallel, then exit: for exec startup/readiness probes.
     Probe(ProbeArgs),
+    /// Answer the kubelet's httpGet and grpc probes (/ready, /ready/GROUP, /livez, gRPC
+    /// health) on one port, checking the targets on demand.
+    Serve(ServeArgs),
     /// Copy this executable to DIR/readygate (mode 0755, atomically).
     Install(InstallArgs),
     /// The run-time handshake for one sidecar that works with and without built-in sidecars.
@@ -136,6 +139,32 @@ impl ProbeArgs {
         .into_iter()
         .find_map(|(given, name)| given.then_some(name))
     }
+}
+
+/// Answer the kubelet's httpGet and grpc probes (/ready, /ready/GROUP, /livez, gRPC
+/// health) on one port, checking the targets on demand.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Where to listen: any client that can reach it may ask (in a pod: the pod network).
+    #[arg(
+        long,
+        env = "READYGATE_LISTEN",
+        value_name = "ADDR",
+        default_value = "0.0.0.0:9090"
+    )]
+    pub listen: std::net::SocketAddr,
+    /// A named set of targets, answered at /ready/NAME and as gRPC service NAME; repeatable.
+    #[arg(long = "group", value_name = "NAME=TARGET[,TARGET...]")]
+    pub groups: Vec<String>,
+    /// How long one attempt's result answers requests before a request makes a new attempt.
+    #[arg(long, env = "READYGATE_FRESH_FOR", value_name = "DURATION", default_value = "1s",
+          value_parser = parse_duration)]
+    pub fresh_for: Duration,
+    /// Answer with the status alone: no body naming the targets and their reasons.
+    #[arg(long, env = "READYGATE_QUIET_BODY", value_parser = Boolean)]
+    pub quiet_body: bool,
 }
 
 /// The options `wait` and `probe` share.

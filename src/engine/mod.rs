@@ -323,23 +323,14 @@ async fn target_loop<C: Condition>(
             progress.in_flight = Some(now);
             progress.not_before = None;
         }
-        let (failure, never) = match timeout_at(end, attempt.run(end, condition.attempt())).await {
-            Ok(Ok(())) => (None, false),
-            Ok(Err(Miss::NotYet(failure))) => (Some(Missed::Failed(failure)), false),
-            Ok(Err(Miss::Never(failure))) => (Some(Missed::Failed(failure)), true),
-            Err(_) => (Some(attempt.within(end - now)), false),
-        };
+        let (failure, never) = bounded(&condition, &attempt, now, end).await;
         attempts += 1;
         match (&failure, policy.invert) {
             (Some(reason), _) => tracing::debug!("{name}: attempt {attempts}: {reason}"),
             (None, false) => tracing::debug!("{name}: attempt {attempts}: ready"),
             (None, true) => tracing::debug!("{name}: attempt {attempts}: still ready"),
         }
-        let miss = match (failure, policy.invert) {
-            (failure, false) => failure,
-            (Some(_), true) => None,
-            (None, true) => Some(Missed::StillReady),
-        };
+        let miss = goal_missed(failure, policy.invert);
         if never {
             // Not ready for good: with --invert that is the goal, for good too.
             lock(progress).ended(miss, false);
@@ -383,6 +374,45 @@ async fn target_loop<C: Condition>(
             _ = watch.changed() => {}
         }
     }
+}
+
+/// One attempt of `condition` started at `now` and cut at `end`: why it failed, if it did, and
+/// whether the target can never be ready.
+async fn bounded<C: Condition>(
+    condition: &C,
+    attempt: &Attempt,
+    now: Instant,
+    end: Instant,
+) -> (Option<Missed<C::Failure>>, bool) {
+    match timeout_at(end, attempt.run(end, condition.attempt())).await {
+        Ok(Ok(())) => (None, false),
+        Ok(Err(Miss::NotYet(failure))) => (Some(Missed::Failed(failure)), false),
+        Ok(Err(Miss::Never(failure))) => (Some(Missed::Failed(failure)), true),
+        Err(_) => (Some(attempt.within(end - now)), false),
+    }
+}
+
+/// How an attempt that failed for `failure` (if it did) missed the goal: with `invert`, a
+/// failure is the goal and success misses it.
+fn goal_missed<F>(failure: Option<Missed<F>>, invert: bool) -> Option<Missed<F>> {
+    match (failure, invert) {
+        (failure, false) => failure,
+        (Some(_), true) => None,
+        (None, true) => Some(Missed::StillReady),
+    }
+}
+
+/// One attempt of `condition` within `bound`, made and judged as the retry loop makes each
+/// of its attempts: what `serve` runs on demand for a request.
+pub async fn once<C: Condition>(
+    condition: &C,
+    bound: Duration,
+    invert: bool,
+) -> Result<(), Missed<C::Failure>> {
+    let now = Instant::now();
+    let end = now.checked_add(bound).unwrap_or_else(|| far_future(now));
+    let (failure, _) = bounded(condition, &Attempt::default(), now, end).await;
+    goal_missed(failure, invert).map_or(Ok(()), Err)
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -170,6 +170,8 @@ fn run(invocation: &Invocation, sandbox: &Path) -> (Option<i32>, String) {
         readygate(&args)
             .envs(invocation.env.iter().map(|(k, v)| (k, v)))
             .env("READYGATE_DISABLED", "true")
+            // `serve` listens on a free loopback port, not the manifest's (unless it names one).
+            .env("READYGATE_LISTEN", "127.0.0.1:0")
             .current_dir(sandbox),
     );
     let deadline = Instant::now() + SETTLE_LIMIT;

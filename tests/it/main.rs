@@ -20,6 +20,7 @@ mod pacing;
 mod protocols;
 mod real_servers;
 mod security;
+mod serve;
 mod sidecar;
 mod signals;
 mod static_root;

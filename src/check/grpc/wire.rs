@@ -41,46 +41,88 @@ pub fn encode_request(service: &str) -> Vec<u8> {
 
 /// The serving status in a response body (one length-prefixed message).
 pub fn decode_response(body: &[u8]) -> Result<u64, String> {
-    let (&compressed, rest) = body.split_first().ok_or("empty response")?;
+    let mut status = 0;
+    fields(unframe(body, "response")?, |number, field| {
+        if let (1, Field::Varint(value)) = (number, field) {
+            status = value;
+        }
+    })?;
+    Ok(status)
+}
+
+/// The service a request body (one length-prefixed message) asks about: `serve`'s side.
+pub fn decode_request(body: &[u8]) -> Result<String, String> {
+    let mut service = Ok(String::new());
+    fields(unframe(body, "request")?, |number, field| {
+        if let (1, Field::Bytes(name)) = (number, field) {
+            service = String::from_utf8(name.to_vec()).map_err(|_| "service name not UTF-8".into());
+        }
+    })?;
+    service
+}
+
+/// The response body saying `status`, as one length-prefixed message: `serve`'s side.
+pub fn encode_response(status: u8) -> [u8; 7] {
+    [0, 0, 0, 0, 2, 0x08, status]
+}
+
+/// The message in a body of one length-prefixed, uncompressed gRPC message; `what` names the
+/// body in errors.
+fn unframe<'a>(body: &'a [u8], what: &str) -> Result<&'a [u8], String> {
+    let (&compressed, rest) = body.split_first().ok_or(format!("empty {what}"))?;
     if compressed != 0 {
-        return Err("compressed response (none was asked for)".into());
+        return Err(format!("compressed {what} (none was asked for)"));
     }
     let (length, rest) = rest
         .split_first_chunk()
-        .ok_or("response shorter than its gRPC frame header")?;
-    let mut input = rest
-        .get(..u32::from_be_bytes(*length) as usize)
-        .ok_or("response shorter than its length prefix")?;
-    let mut status = 0;
+        .ok_or(format!("{what} shorter than its gRPC frame header"))?;
+    rest.get(..u32::from_be_bytes(*length) as usize)
+        .ok_or(format!("{what} shorter than its length prefix"))
+}
+
+/// A field's value: the two wire types the health messages use (others are skipped).
+enum Field<'a> {
+    Varint(u64),
+    Bytes(&'a [u8]),
+}
+
+/// Hands each varint and length-delimited field of `input` to `each`, with its number.
+fn fields<'a>(mut input: &'a [u8], mut each: impl FnMut(u64, Field<'a>)) -> Result<(), String> {
     while !input.is_empty() {
         let key = take_varint(&mut input)?;
         let skip = match (key >> 3, key & 7) {
-            (1, 0) => {
-                status = take_varint(&mut input)?;
+            (number, 0) => {
+                each(number, Field::Varint(take_varint(&mut input)?));
                 0
             }
-            (_, 0) => take_varint(&mut input).map(|_| 0)?,
             (_, 1) => 8,
-            (_, 2) => usize::try_from(take_varint(&mut input)?).unwrap_or(usize::MAX),
+            (number, 2) => {
+                let length = usize::try_from(take_varint(&mut input)?).unwrap_or(usize::MAX);
+                each(
+                    number,
+                    Field::Bytes(input.get(..length).ok_or("truncated message")?),
+                );
+                length
+            }
             (_, 5) => 4,
-            (_, wire) => return Err(format!("undecodable response (wire type {wire})")),
+            (_, wire) => return Err(format!("undecodable message (wire type {wire})")),
         };
-        input = input.get(skip..).ok_or("truncated response")?;
+        input = input.get(skip..).ok_or("truncated message")?;
     }
-    Ok(status)
+    Ok(())
 }
 
 fn take_varint(input: &mut &[u8]) -> Result<u64, String> {
     let mut value = 0u64;
     for shift in (0..64).step_by(7) {
-        let (&byte, rest) = input.split_first().ok_or("truncated response")?;
+        let (&byte, rest) = input.split_first().ok_or("truncated message")?;
         *input = rest;
         value |= u64::from(byte & 0x7f) << shift;
         if byte & 0x80 == 0 {
             return Ok(value);
         }
     }
-    Err("undecodable response (varint too long)".into())
+    Err("undecodable message (varint too long)".into())
 }
 
 #[cfg(test)]
@@ -119,6 +161,26 @@ mod tests {
             assert_eq!(decode_response(body), Ok(status), "{body:?}");
             assert_eq!(status_name(status), name);
         }
+    }
+
+    #[test]
+    fn requests_decode_and_responses_encode_for_serve() {
+        for service in ["", "etcd", &"s".repeat(200)] {
+            assert_eq!(
+                decode_request(&encode_request(service)).as_deref(),
+                Ok(service)
+            );
+        }
+        // An unknown field before the name is skipped.
+        let body = [0, 0, 0, 0, 7, 0x10, 5, 0x0a, 3, b'a', b'p', b'i'];
+        assert_eq!(decode_request(&body).as_deref(), Ok("api"));
+        for body in [
+            &[0, 0, 0, 0, 3, 0x0a, 9, b'a'][..],
+            &[0, 0, 0, 0, 3, 0x0a, 1, 0xff],
+        ] {
+            assert!(decode_request(body).is_err(), "{body:?}");
+        }
+        assert_eq!(decode_response(&encode_response(2)), Ok(2));
     }
 
     #[test]

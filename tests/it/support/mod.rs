@@ -21,6 +21,7 @@ pub mod raw;
 pub mod redis;
 pub mod run;
 pub mod running;
+pub mod served;
 pub mod shared;
 pub mod small_servers;
 pub mod trailerless;

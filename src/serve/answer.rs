@@ -1,0 +1,161 @@
+//! What a request is answered: `/ready` (every target), `/ready/NAME` (a group), `/livez`, and
+//! gRPC health calls (`grpc.rs`); GET and HEAD only. A body has one line per target, `TARGET:
+//! ready` or `TARGET: REASON`, each clipped and redacted as log lines are.
+
+use std::convert::Infallible;
+
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{HeaderValue, ALLOW, CACHE_CONTROL, CONTENT_TYPE};
+use hyper::{Method, Request, Response, StatusCode, Version};
+
+use super::fresh::Targets;
+use super::plan::ServePlan;
+
+/// A response body: whole (a few lines), or a gRPC message with its trailers.
+pub type Body = BoxBody<Bytes, Infallible>;
+
+/// The longest line a body holds per target; a longer reason is cut short.
+const MAX_LINE: usize = 256;
+
+/// What answers need: the targets and the plan's groups and options.
+pub struct App {
+    pub targets: Targets,
+    pub plan: ServePlan,
+    /// Every target, in order: `/ready` and gRPC service "".
+    pub all: Vec<usize>,
+}
+
+/// Whether a set of targets is ready, and the body's lines saying why.
+pub struct Verdict {
+    pub ready: bool,
+    pub body: String,
+}
+
+impl App {
+    /// The verdict on `members`: all ready (any one with `--any`), after at most one attempt
+    /// each.
+    pub async fn verdict(&self, members: &[usize]) -> Verdict {
+        if self.plan.plan.disabled {
+            let body = "READYGATE_DISABLED is set: not checking\n".to_string();
+            return Verdict { ready: true, body };
+        }
+        let outcomes = self.targets.outcomes(members).await;
+        let ready = match self.plan.plan.policy.any {
+            true => outcomes.iter().any(Result::is_ok),
+            false => outcomes.iter().all(Result::is_ok),
+        };
+        let mut body = String::new();
+        for (&index, outcome) in members.iter().zip(&outcomes) {
+            let state = outcome.as_ref().err().map_or("ready", String::as_str);
+            let line = format!("{}: {state}", self.targets.name(index));
+            // Redacted before it is cut: a cut could leave half a secret unrecognised.
+            body.push_str(&clip(&crate::redact::secrets(&line)));
+            body.push('\n');
+        }
+        Verdict { ready, body }
+    }
+
+    /// The targets behind gRPC service or group `name` ("" is every target).
+    pub fn members(&self, name: &str) -> Option<&[usize]> {
+        match name {
+            "" => Some(&self.all),
+            name => self.plan.members(name),
+        }
+    }
+}
+
+/// Answers one request.
+pub async fn answer(app: &App, request: Request<Incoming>) -> Response<Body> {
+    tracing::debug!("{} {}", request.method(), request.uri().path());
+    if is_grpc(&request) {
+        return super::grpc::answer(app, request).await;
+    }
+    let path = request.uri().path();
+    let members = match path {
+        "/livez" => None,
+        "/ready" => Some(app.all.as_slice()),
+        _ => match path
+            .strip_prefix("/ready/")
+            .and_then(|name| app.plan.members(name))
+        {
+            Some(members) => Some(members),
+            None => {
+                let line = format!("no such path: {}\n", crate::redact::one_line(path));
+                return text(app, StatusCode::NOT_FOUND, line);
+            }
+        },
+    };
+    if !matches!(*request.method(), Method::GET | Method::HEAD) {
+        let line = "method not allowed: use GET or HEAD\n".to_string();
+        let mut response = text(app, StatusCode::METHOD_NOT_ALLOWED, line);
+        response
+            .headers_mut()
+            .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return response;
+    }
+    let Some(members) = members else {
+        return text(app, StatusCode::OK, "ok\n".into());
+    };
+    let verdict = app.verdict(members).await;
+    let status = match verdict.ready {
+        true => StatusCode::OK,
+        false => StatusCode::SERVICE_UNAVAILABLE,
+    };
+    text(app, status, verdict.body)
+}
+
+/// A gRPC call: HTTP/2 with a gRPC content type.
+fn is_grpc(request: &Request<Incoming>) -> bool {
+    let grpc = request
+        .headers()
+        .get(CONTENT_TYPE)
+        .is_some_and(|kind| kind.as_bytes().starts_with(b"application/grpc"));
+    grpc && request.version() == Version::HTTP_2
+}
+
+/// A plain-text answer (an empty body with `--quiet-body`); never cached by a proxy.
+fn text(app: &App, status: StatusCode, body: String) -> Response<Body> {
+    let body = match app.plan.quiet_body {
+        true => String::new(),
+        false => body,
+    };
+    let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    let plain = HeaderValue::from_static("text/plain; charset=utf-8");
+    headers.insert(CONTENT_TYPE, plain);
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// `line` cut to [`MAX_LINE`] bytes (on a character boundary), marked as cut.
+fn clip(line: &str) -> String {
+    if line.len() <= MAX_LINE {
+        return line.to_string();
+    }
+    let mut end = MAX_LINE;
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &line[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lines_are_clipped_on_a_character_boundary() {
+        assert_eq!(clip("short"), "short");
+        let long = "é".repeat(MAX_LINE);
+        let clipped = clip(&long);
+        assert!(
+            clipped.len() <= MAX_LINE + '…'.len_utf8(),
+            "{}",
+            clipped.len()
+        );
+        assert!(clipped.ends_with('…'));
+    }
+}

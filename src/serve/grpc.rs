@@ -1,0 +1,75 @@
+//! The server side of `grpc.health.v1.Health/Check` (the kubelet's `grpc:` probe): service ""
+//! is every target, a group's NAME its targets; SERVING when they are ready, else NOT_SERVING.
+//! `Watch` and every other method are UNIMPLEMENTED.
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
+use hyper::{Method, Request, Response};
+
+use super::answer::{App, Body};
+use crate::check::grpc::wire;
+
+/// The one method answered.
+const CHECK_PATH: &str = "/grpc.health.v1.Health/Check";
+
+/// The largest request read; a health request is a service name.
+const MAX_REQUEST: usize = 4096;
+
+/// `ServingStatus` values answered.
+const SERVING: u8 = 1;
+const NOT_SERVING: u8 = 2;
+
+/// gRPC status codes used.
+const INVALID_ARGUMENT: u32 = 3;
+const NOT_FOUND: u32 = 5;
+const UNIMPLEMENTED: u32 = 12;
+
+/// Answers one gRPC call.
+pub async fn answer(app: &App, request: Request<Incoming>) -> Response<Body> {
+    if request.method() != Method::POST || request.uri().path() != CHECK_PATH {
+        return failed(
+            UNIMPLEMENTED,
+            "only%20grpc.health.v1.Health/Check%20is%20served",
+        );
+    }
+    let body = crate::check::http::read_frames(request.into_body(), MAX_REQUEST + 1).await;
+    let service = match body {
+        Ok((body, _)) if body.len() <= MAX_REQUEST => wire::decode_request(&body),
+        Ok(_) => Err("request too large".into()),
+        Err(_) => Err("request not complete".into()),
+    };
+    let Ok(service) = service else {
+        return failed(INVALID_ARGUMENT, "undecodable%20HealthCheckRequest");
+    };
+    let Some(members) = app.members(&service) else {
+        return failed(NOT_FOUND, "unknown%20service");
+    };
+    let status = match app.verdict(members).await.ready {
+        true => SERVING,
+        false => NOT_SERVING,
+    };
+    let mut trailers = HeaderMap::new();
+    trailers.insert("grpc-status", HeaderValue::from_static("0"));
+    let message = Bytes::copy_from_slice(&wire::encode_response(status));
+    let body = Full::new(message)
+        .with_trailers(std::future::ready(Some(Ok(trailers))))
+        .boxed();
+    grpc_response(body)
+}
+
+/// A call that failed, in the headers alone ("Trailers-Only"); `message` is percent-encoded.
+fn failed(code: u32, message: &'static str) -> Response<Body> {
+    let mut response = grpc_response(Full::new(Bytes::new()).boxed());
+    let headers = response.headers_mut();
+    headers.insert("grpc-status", HeaderValue::from(code));
+    headers.insert("grpc-message", HeaderValue::from_static(message));
+    response
+}
+
+fn grpc_response(body: Body) -> Response<Body> {
+    let mut response = Response::new(body);
+    let kind = HeaderValue::from_static("application/grpc");
+    response.headers_mut().insert(CONTENT_TYPE, kind);
+    response
+}

@@ -1,0 +1,160 @@
+//! `readygate serve`: the kubelet asks over HTTP (`httpGet` on `/ready`, `/ready/NAME`,
+//! `/livez`) or gRPC health (`grpc:`), on one port, instead of exec'ing `probe` in the
+//! container. Targets are checked on demand (`fresh.rs`); the server is built for hostile
+//! clients: GET and HEAD only, a bounded request head read within a timeout, a cap on
+//! connections (`conns.rs`) and on each connection's life, and tiny answers written at once.
+
+mod answer;
+mod conns;
+mod fresh;
+mod grpc;
+pub mod plan;
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto::Builder;
+use tokio::net::{TcpListener, TcpStream};
+
+use crate::check::{Check, Context};
+use crate::error::describe_io;
+use crate::exit::Exit;
+use crate::process::signal::Terminations;
+use answer::App;
+use conns::{Conns, Entry};
+use fresh::Targets;
+pub use plan::ServePlan;
+
+/// Most connections open at once (the kubelet opens one per probe).
+const MAX_CONNECTIONS: usize = 64;
+
+/// How long a client may take to send its request head (slowloris).
+const HEAD_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The largest request head read, in bytes (hyper's least buffer size).
+const MAX_HEAD: usize = 8192;
+
+/// Most requests in progress at once on one HTTP/2 connection.
+const MAX_STREAMS: u32 = 8;
+
+/// How long a connection may stay open beyond one attempt's bound: a request head, an answer
+/// and a few more calls of a gRPC client that keeps its connection.
+const LINGER: Duration = Duration::from_secs(5);
+
+/// How long accepting pauses after it failed (out of descriptors): it would fail again at once.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(10);
+
+/// Serves until SIGTERM or SIGINT, which end it with status 0.
+pub async fn serve(mut serve: ServePlan) -> Exit {
+    crate::log::init(serve.plan.log);
+    crate::process::fdlimit::make_room(serve.plan.targets.len() + MAX_CONNECTIONS);
+    let mut signals = Terminations::listen();
+    let listener = match TcpListener::bind(serve.listen).await {
+        Ok(listener) => listener,
+        Err(e) => {
+            let address = serve.listen;
+            return Exit::Failed(format!("cannot listen on {address}: {}", describe_io(&e)));
+        }
+    };
+    let local = listener.local_addr().unwrap_or(serve.listen);
+    let policy = &serve.plan.policy;
+    // `--timeout`, if given, bounds an answer's attempts as it bounds `probe`'s.
+    let bound = policy.deadline.map_or(policy.attempt_timeout, |deadline| {
+        deadline.min(policy.attempt_timeout)
+    });
+    let names: Vec<String> = serve.plan.targets.iter().map(ToString::to_string).collect();
+    let context = Context::new(std::mem::take(&mut serve.plan.options));
+    let checks = serve.plan.targets.iter();
+    let checks = checks.map(|target| Check::new(target.clone(), context.clone()));
+    let (fresh_for, invert) = (serve.fresh_for, policy.invert);
+    tracing::info!("serving on {local}: /ready for {}", names.join(", "));
+    for group in &serve.groups {
+        let members: Vec<&str> = group.members.iter().map(|&i| names[i].as_str()).collect();
+        tracing::info!("serving /ready/{} for {}", group.name, members.join(", "));
+    }
+    let targets = Targets::new(checks.collect(), names, fresh_for, bound, invert);
+    let all = (0..targets.len()).collect();
+    let app = Arc::new(App {
+        targets,
+        plan: serve,
+        all,
+    });
+    let lifetime = bound + LINGER;
+    let builder = Arc::new(builder());
+    let conns = Conns::new(MAX_CONNECTIONS);
+    loop {
+        // Cancellation: both arms are cancel-safe; a connection not yet taken stays queued.
+        let accepted = tokio::select! {
+            signal = signals.next() => {
+                tracing::info!("stopped by signal {signal}");
+                return Exit::Ready;
+            }
+            accepted = listener.accept() => accepted,
+        };
+        match accepted {
+            Ok((stream, _)) => match conns.admit() {
+                Some(entry) => {
+                    let (app, builder) = (app.clone(), builder.clone());
+                    tokio::spawn(connection(stream, entry, app, builder, lifetime));
+                }
+                None => tracing::debug!("connection refused: {MAX_CONNECTIONS} answering"),
+            },
+            Err(e) => {
+                tracing::debug!("cannot accept a connection: {}", describe_io(&e));
+                tokio::time::sleep(ACCEPT_PAUSE).await;
+            }
+        }
+        // The new connection reads its request head before the next accept can evict it.
+        tokio::task::yield_now().await;
+    }
+}
+
+/// The HTTP/1 and HTTP/2 settings of every connection, told apart by the HTTP/2 preface.
+fn builder() -> Builder<TokioExecutor> {
+    let mut builder = Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEAD_TIMEOUT)
+        .max_buf_size(MAX_HEAD)
+        .max_headers(64)
+        // One request per connection, as the kubelet's prober makes them.
+        .keep_alive(false);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(MAX_STREAMS)
+        .max_header_list_size(MAX_HEAD as u32);
+    builder
+}
+
+/// Serves one connection until it ends, is evicted to make room, or has lived `lifetime`.
+async fn connection(
+    stream: TcpStream,
+    entry: Entry,
+    app: Arc<App>,
+    builder: Arc<Builder<TokioExecutor>>,
+    lifetime: Duration,
+) {
+    let _ = stream.set_nodelay(true);
+    let entry = Arc::new(entry);
+    let busy_entry = entry.clone();
+    let service = service_fn(move |request| {
+        let (busy, app) = (busy_entry.busy(), app.clone());
+        async move {
+            let response = answer::answer(&app, request).await;
+            drop(busy);
+            Ok::<_, Infallible>(response)
+        }
+    });
+    let connection = builder.serve_connection(TokioIo::new(stream), service);
+    // Cancellation: dropping the connection closes it; an attempt it started runs on.
+    tokio::select! {
+        _ = connection => {}
+        () = entry.evicted() => {}
+        () = tokio::time::sleep(lifetime) => {}
+    }
+}
