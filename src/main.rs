@@ -9,6 +9,7 @@ mod duration;
 mod engine;
 mod error;
 mod exit;
+mod expect;
 mod header;
 mod log;
 mod matcher;

@@ -1,6 +1,6 @@
 //! `--contains TEXT` / `--matches REGEX`: what an HTTP body or a file's content must hold.
 
-use regex_lite::Regex;
+use regex_lite::{Regex, RegexBuilder};
 
 use crate::redact::quoted;
 
@@ -17,9 +17,13 @@ pub enum Matcher {
 }
 
 impl Matcher {
-    /// Compiles `--matches`; an invalid expression is a usage error naming it.
+    /// Compiles `--matches`, multi-line: `^` and `$` match at each line's start and end (before
+    /// `\n` or `\r\n`), so `^ready$` matches what `echo ready` wrote. An invalid expression is a
+    /// usage error naming it.
     pub fn regex(pattern: &str) -> Result<Self, String> {
-        Regex::new(pattern).map(Matcher::Matches).map_err(|e| {
+        let mut builder = RegexBuilder::new(pattern);
+        builder.multi_line(true).crlf(true);
+        builder.build().map(Matcher::Matches).map_err(|e| {
             let e = e.to_string();
             let reason = e.lines().last().unwrap_or_default().trim();
             format!("invalid --matches regex {}: {reason}", quoted(pattern))
@@ -37,11 +41,13 @@ impl Matcher {
 
     /// The reason given when content does not satisfy the condition.
     pub fn failure(&self, what: &str) -> String {
-        let (verb, text) = match self {
-            Matcher::Contains(needle) => ("contain", needle.as_str()),
-            Matcher::Matches(regex) => ("match", regex.as_str()),
-        };
-        format!("{what} did not {verb} {}", quoted(text))
+        match self {
+            Matcher::Contains(needle) => format!("{what} did not contain {}", quoted(needle)),
+            Matcher::Matches(regex) => format!(
+                "{what} did not match {} (multi-line: ^ and $ match at each line)",
+                quoted(regex.as_str())
+            ),
+        }
     }
 }
 
@@ -58,6 +64,29 @@ mod tests {
         assert!(regex.is_match(br#"{"status": "UP"}"#));
         assert!(!regex.is_match(br#"{"status": "DOWN"}"#));
         assert_eq!(contains.failure("body"), "body did not contain \"ok\"");
+    }
+
+    #[test]
+    fn anchors_match_at_each_line() {
+        let ready = Matcher::regex("^ready$").unwrap();
+        for content in [
+            &b"ready\n"[..],
+            b"ready\r\n",
+            b"starting\nready\n",
+            b"ready",
+        ] {
+            assert!(ready.is_match(content), "{content:?}");
+        }
+        for content in [&b"not ready\n"[..], b"ready now\n", b"\n"] {
+            assert!(!ready.is_match(content), "{content:?}");
+        }
+        // \A and \z still anchor the whole content.
+        let whole = Matcher::regex(r"\Aready\z").unwrap();
+        assert!(!whole.is_match(b"ready\n") && whole.is_match(b"ready"));
+        assert_eq!(
+            ready.failure("content"),
+            "content did not match \"^ready$\" (multi-line: ^ and $ match at each line)"
+        );
     }
 
     #[test]

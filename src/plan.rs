@@ -146,6 +146,9 @@ impl Plan {
             .iter()
             .map(|target| explicit.unwrap_or_else(|| schedule(target.is_local(through_socket))))
             .collect();
+        if !args.json_fields.is_empty() && args.method == crate::check::HttpMethod::Head {
+            return Err("--json-field needs a body: not with --method HEAD".into());
+        }
         let matcher = match (args.contains, args.matches) {
             (Some(text), _) => Some(crate::matcher::Matcher::Contains(text)),
             (None, matcher) => matcher,
@@ -173,6 +176,8 @@ impl Plan {
             options: Options {
                 statuses: args.status.unwrap_or_default(),
                 matcher,
+                json_fields: args.json_fields,
+                header_matches: args.header_matches,
                 headers: args.headers,
                 method: args.method,
                 unix_socket: args.unix_socket,

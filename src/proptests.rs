@@ -11,6 +11,7 @@ use crate::cli::{Cli, Command};
 use crate::duration::parse_duration;
 use crate::engine::{Backoff, Schedule};
 use crate::header::Header;
+use crate::expect::{HeaderMatch, JsonField};
 use crate::matcher::Matcher;
 use crate::plan::Plan;
 use crate::status::StatusRanges;
@@ -226,6 +227,8 @@ proptest! {
             StatusRanges::parse(&text).err(),
             Header::parse(&text).err(),
             Matcher::regex(&text).err(),
+            JsonField::parse(&text).err(),
+            HeaderMatch::parse(&text).err(),
         ];
         for message in errors.into_iter().flatten() {
             assert_one_line(&message);

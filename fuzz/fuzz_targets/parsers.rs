@@ -5,6 +5,8 @@
 pub mod cli;
 #[path = "../../src/duration.rs"]
 pub mod duration;
+#[path = "../../src/expect.rs"]
+pub mod expect;
 #[path = "../../src/header.rs"]
 pub mod header;
 #[path = "../../src/matcher.rs"]

@@ -1,7 +1,9 @@
 //! `http://` and `https://`: ready when a response has an accepted status and, with
-//! `--contains`/`--matches`, a body that matches. Redirects are handled as the kubelet does.
+//! `--header-matches`, `--contains`/`--matches` and `--json-field`, the headers and a body that
+//! match. Redirects are handled as the kubelet does.
 
 mod informational;
+mod json;
 pub mod redirect;
 pub mod request;
 mod retry_after;
@@ -19,9 +21,11 @@ use super::{Context, HttpMethod};
 use crate::engine::waiting_for;
 use crate::error::describe_error;
 use crate::error::Failure;
-use crate::matcher::MAX_BODY;
+use crate::expect::{HeaderMatch, JsonField};
+use crate::matcher::{Matcher, MAX_BODY};
 use crate::net::tls::Alpn;
 use crate::net::transport::{self, BoxedIo};
+use crate::redact::quoted;
 use crate::target::{Endpoint, HttpTarget};
 
 use redirect::Redirect;
@@ -77,28 +81,59 @@ async fn answer(
         }
         return Err(Failure::Status(status.as_u16()));
     }
-    let matcher = options
-        .matcher
-        .as_ref()
-        .filter(|_| options.method == HttpMethod::Get);
-    // Without a body to match, the answer is whole when its first 10 KiB have come (kubelet).
-    let most = if matcher.is_some() {
-        MAX_BODY
-    } else {
-        STATUS_BODY
-    };
-    let body = read_body(response.into_body(), most).await?;
-    let Some(matcher) = matcher else {
-        return Ok(Redirect::Answer);
-    };
-    waiting_for(crate::engine::NOTHING_YET);
-    // A regex over a hostile megabyte can take seconds: keep it off the timers' thread.
-    let judge = matcher.clone();
-    if lane.run(move || judge.is_match(&body)).await? {
-        Ok(Redirect::Answer)
-    } else {
-        Err(Failure::Mismatch(matcher.failure("body")))
+    for expected in &options.header_matches {
+        header_matches(response.headers(), expected)?;
     }
+    let get = options.method == HttpMethod::Get;
+    let matcher = options.matcher.clone().filter(|_| get);
+    let fields = options.json_fields.clone();
+    // Without a body to match, the answer is whole when its first 10 KiB have come (kubelet).
+    if matcher.is_none() && (fields.is_empty() || !get) {
+        read_body(response.into_body(), STATUS_BODY).await?;
+        return Ok(Redirect::Answer);
+    }
+    let body = read_body(response.into_body(), MAX_BODY).await?;
+    waiting_for(crate::engine::NOTHING_YET);
+    // A regex or a parse over a hostile megabyte can take a while: off the timers' thread.
+    lane.run(move || judge_body(&body, matcher.as_ref(), &fields))
+        .await??;
+    Ok(Redirect::Answer)
+}
+
+/// Whether a body holds what `--contains`/`--matches` and every `--json-field` ask.
+fn judge_body(body: &[u8], matcher: Option<&Matcher>, fields: &[JsonField]) -> Result<(), Failure> {
+    if let Some(matcher) = matcher.filter(|matcher| !matcher.is_match(body)) {
+        return Err(Failure::Mismatch(matcher.failure("body")));
+    }
+    for field in fields {
+        json::judge(body, field).map_err(|reason| match body.len() >= MAX_BODY {
+            true => Failure::Mismatch(format!("{reason}; only its first 1 MiB is read")),
+            false => Failure::Mismatch(reason),
+        })?;
+    }
+    Ok(())
+}
+
+/// Whether an answer has the header `expected` names with a value that matches (any one of
+/// several); a secret header's value is never quoted.
+fn header_matches(headers: &HeaderMap, expected: &HeaderMatch) -> Result<(), Failure> {
+    let name = &expected.name;
+    let mut values = headers.get_all(name).iter().peekable();
+    let Some(first) = values.peek().map(|value| value.as_bytes()) else {
+        return Err(Failure::Mismatch(format!("no header {name}")));
+    };
+    let text = |value: &[u8]| String::from_utf8_lossy(value).into_owned();
+    if values.any(|value| expected.regex.is_match(&text(value.as_bytes()))) {
+        return Ok(());
+    }
+    let shown = match crate::header::is_secret(name.as_str()) {
+        true => "(value hidden)".to_string(),
+        false => quoted(&text(first).chars().take(80).collect::<String>()),
+    };
+    let pattern = quoted(expected.regex.as_str());
+    Err(Failure::Mismatch(format!(
+        "header {name} {shown} did not match {pattern}"
+    )))
 }
 
 /// One request with the context's method over a fresh connection, no redirect followed and

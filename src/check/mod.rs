@@ -40,6 +40,10 @@ pub struct Options {
     pub statuses: StatusRanges,
     /// What an HTTP body or file content must hold, if anything.
     pub matcher: Option<Matcher>,
+    /// `--json-field`: values an HTTP body must hold, as JSON.
+    pub json_fields: Vec<crate::expect::JsonField>,
+    /// `--header-matches`: headers an HTTP answer must have.
+    pub header_matches: Vec<crate::expect::HeaderMatch>,
     pub headers: Vec<Header>,
     pub method: HttpMethod,
     /// Send HTTP(S) and gRPC requests through this Unix socket instead of TCP.

@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::check::HttpMethod;
 use crate::duration::parse_duration;
+use crate::expect::{HeaderMatch, JsonField};
 use crate::header::{Header, HeaderParser};
 use crate::log::LogFormat;
 use crate::matcher::Matcher;
@@ -206,9 +207,21 @@ pub struct CommonArgs {
     )]
     pub contains: Option<String>,
 
-    /// The HTTP body (first 1 MiB) or file content must match REGEX.
+    /// The HTTP body (first 1 MiB) or file content must match REGEX (multi-line: ^ and $ match
+    /// at each line).
     #[arg(long, env = "READYGATE_MATCHES", value_name = "REGEX", value_parser = Matcher::regex)]
     pub matches: Option<Matcher>,
+
+    /// The HTTP body must be JSON whose value at PATH (dotted: items.0.ready) is VALUE; PATH
+    /// alone: present, not false or null. Repeatable.
+    #[arg(long = "json-field", env = "READYGATE_JSON_FIELD", value_name = "PATH[=VALUE]",
+          value_parser = JsonField::parse)]
+    pub json_fields: Vec<JsonField>,
+
+    /// A response header must match, as "Name: REGEX". Repeatable.
+    #[arg(long = "header-matches", env = "READYGATE_HEADER_MATCHES", value_name = "HEADER",
+          value_parser = HeaderMatch::parse)]
+    pub header_matches: Vec<HeaderMatch>,
 
     /// Extra HTTP request header "Name: value", repeatable; Host: overrides the host header.
     #[arg(short = 'H', long = "header", env = "READYGATE_HEADER", value_name = "HEADER",

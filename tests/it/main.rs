@@ -7,6 +7,7 @@ mod bad_input;
 mod cli;
 mod dns;
 mod examples;
+mod expectations;
 mod fanout;
 mod grpc;
 mod hostile;
