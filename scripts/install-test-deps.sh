@@ -40,6 +40,13 @@ packages=(
   # python3-venv: the Python that runs grpcio, the real gRPC client of tests/it/serve.rs
   python3
   python3-venv
+  # a FUSE mount whose lookups never answer (tests/it/hung_mount.rs): its daemon is built
+  # from tests/it/support/hung_fuse.c with cc, pkg-config and libfuse3
+  fuse3
+  libfuse3-dev
+  pkg-config
+  gcc
+  libc6-dev
 )
 "$(dirname "$0")/apt-install.sh" "${packages[@]}"
 # grpcio from PyPI (the gRPC project's own client and health stub) in a venv of its own, for

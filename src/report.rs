@@ -7,6 +7,7 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 use std::time::Duration;
 
+use crate::check::Check;
 use crate::engine::{humanize, Report};
 use crate::error::{describe_io, Failure};
 use crate::plan::{Mode, Plan, FORGOT_DASHES};
@@ -15,25 +16,34 @@ use crate::redact;
 use crate::target::Kind;
 
 /// Warns of a later target that is an executable file while `wait` has no `-- COMMAND`: it
-/// would be waited for (and found at once), not run.
-pub fn warn_of_commands(plan: &Plan) {
-    for (index, target) in plan.targets.iter().enumerate() {
-        let Kind::File(path) = &target.kind else {
+/// would be waited for (and found at once), not run. The look runs on the target's lane, ahead
+/// of its first attempt (so before it is found), never on the runtime's thread: the path may be
+/// on a mount that does not answer.
+pub fn warn_of_commands(plan: &Plan, checks: &[Check]) {
+    for (index, check) in checks.iter().enumerate() {
+        let Kind::File(path) = &check.target.kind else {
             continue;
         };
-        let executable = fs::metadata(path)
-            .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0);
-        if executable && plan.may_be_the_command(index) {
-            tracing::warn!(
-                "{target} is an executable file: it is waited for, not run ({FORGOT_DASHES})"
-            );
+        if !plan.may_be_the_command(index) {
+            continue;
         }
+        let (path, target) = (path.clone(), check.target.to_string());
+        check.lane.detach(move || {
+            let executable = fs::metadata(&path)
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0);
+            if executable {
+                tracing::warn!(
+                    "{target} is an executable file: it is waited for, not run ({FORGOT_DASHES})"
+                );
+            }
+        });
     }
 }
 
 /// Reports a run that did not become ready: a `<target>: <reason>` line per target that missed
-/// its goal, logged (`wait`) or on stdout (`probe`), and in the termination log.
-pub fn not_ready(plan: &Plan, report: &Report<Failure>, elapsed: Duration) {
+/// its goal, logged (`wait`) or on stdout (`probe`); returns the message for the termination
+/// log, if the plan has one.
+pub fn not_ready(plan: &Plan, report: &Report<Failure>, elapsed: Duration) -> Option<String> {
     let lines: Vec<String> = plan
         .targets
         .iter()
@@ -62,24 +72,21 @@ pub fn not_ready(plan: &Plan, report: &Report<Failure>, elapsed: Duration) {
             Mode::Wait => tracing::error!("{what} after {}: {line}", humanize(elapsed)),
         }
     }
-    let Some(path) = &plan.termination_log else {
-        return;
-    };
-    let message = format!("readygate: not ready: {}\n", lines.join("; "));
-    // Its parent folders are made as --touch's are: a path in a fresh emptyDir works.
-    let written = make_parents(path)
+    plan.termination_log
+        .is_some()
+        .then(|| format!("readygate: not ready: {}\n", lines.join("; ")))
+}
+
+/// Writes `message` to the `--termination-log` file, replacing what it held (a message left by
+/// an earlier run may be longer). Its parent folders are made as --touch's are: a path in a
+/// fresh emptyDir works.
+pub fn write_termination_log(path: &Path, message: &str) -> io::Result<()> {
+    make_parents(path)
         .and_then(|()| open_regular(path))
         .and_then(|mut file| {
             file.set_len(0)?;
-            file.write_all(redact::secrets(&message).as_bytes())
-        });
-    if let Err(e) = written {
-        let shown = path.display();
-        tracing::warn!(
-            "cannot write --termination-log {shown}: {}",
-            describe_io(&e)
-        );
-    }
+            file.write_all(redact::secrets(message).as_bytes())
+        })
 }
 
 /// Creates the `--touch` marker (and its parent folders).

@@ -2,8 +2,10 @@
 
 use std::sync::Arc;
 
+use crate::check::offload::Lane;
 use crate::check::{Check, Context};
 use crate::engine::{self, humanize};
+use crate::error::{describe_io, Failure};
 use crate::exit::Exit;
 use crate::plan::{Mode, Plan};
 use crate::process::signal::Terminations;
@@ -35,7 +37,6 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
         return ready(plan, signals).await;
     }
     let names: Vec<String> = plan.targets.iter().map(ToString::to_string).collect();
-    report::warn_of_commands(plan);
     if plan.mode == Mode::Wait {
         let deadline = match plan.policy.deadline {
             Some(deadline) => format!("up to {}", humanize(deadline)),
@@ -48,11 +49,12 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
         };
         tracing::info!("waiting {deadline} for {} {goal}", names.join(", "));
     }
-    let checks = plan
+    let checks: Vec<Check> = plan
         .targets
         .iter()
         .map(|target| Check::new(target.clone(), context.clone()))
         .collect();
+    report::warn_of_commands(plan, &checks);
     let started = tokio::time::Instant::now();
     let report = tokio::select! {
         report = engine::run(checks, &names, &plan.schedules, &plan.policy) => report,
@@ -62,10 +64,48 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
         }
     };
     if report.ready {
-        ready(plan, signals).await
-    } else {
-        report::not_ready(plan, &report, started.elapsed());
-        Exit::NotReady
+        return ready(plan, signals).await;
+    }
+    let message = report::not_ready(plan, &report, started.elapsed());
+    if let Some((path, message)) = plan.termination_log.clone().zip(message) {
+        let shown = path.display().to_string();
+        let job = move || report::write_termination_log(&path, &message);
+        let written = match off_thread(plan, signals, job).await {
+            Ok(written) => written.map_err(|e| describe_io(&e)),
+            Err(Stop::Failed(failure)) => Err(failure.to_string()),
+            Err(Stop::Signal(signal)) => {
+                tracing::warn!("stopped by signal {signal} while writing the --termination-log");
+                return Exit::Signal(signal);
+            }
+        };
+        if let Err(reason) = written {
+            tracing::warn!("cannot write --termination-log {shown}: {reason}");
+        }
+    }
+    Exit::NotReady
+}
+
+/// Why work given to [`off_thread`] has no result.
+enum Stop {
+    /// It did not end in time (or could not start).
+    Failed(Failure),
+    /// A terminating signal came first.
+    Signal(i32),
+}
+
+/// Runs file-system work on a path the user named (`--touch`, `--termination-log`) off the
+/// runtime's thread, as checks do: the path may be on a mount that never answers. It is given
+/// one attempt's time, and a terminating signal ends the wait for it.
+async fn off_thread<T: Send + 'static>(
+    plan: &Plan,
+    signals: &mut Terminations,
+    job: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Stop> {
+    let (lane, within) = (Lane::default(), plan.policy.attempt_timeout);
+    // Cancellation: dropping the lane's future leaves the work to end on its own thread.
+    tokio::select! {
+        done = lane.run_within(within, job) => done.map_err(Stop::Failed),
+        signal = signals.next() => Err(Stop::Signal(signal)),
     }
 }
 
@@ -73,8 +113,19 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
 /// `--on-exit`) if any. A signal that came meanwhile still stops readygate: once COMMAND runs,
 /// one caught by readygate would be lost.
 async fn ready(plan: &Plan, signals: &mut Terminations) -> Exit {
-    if let Some(path) = &plan.touch {
-        if let Err(reason) = report::touch(path) {
+    if let Some(path) = plan.touch.clone() {
+        let shown = path.display().to_string();
+        let touched = match off_thread(plan, signals, move || report::touch(&path)).await {
+            Ok(touched) => touched,
+            Err(Stop::Failed(failure)) => {
+                Err(format!("cannot create --touch file {shown}: {failure}"))
+            }
+            Err(Stop::Signal(signal)) => {
+                tracing::warn!("stopped by signal {signal} while creating the --touch file");
+                return Exit::Signal(signal);
+            }
+        };
+        if let Err(reason) = touched {
             tracing::error!("{reason}");
             return Exit::NotReady;
         }

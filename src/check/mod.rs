@@ -163,6 +163,7 @@ impl Check {
             Kind::Http(target) => http::check(target, context, &self.lane).await,
             Kind::File(path) => {
                 // Off the runtime's thread: a stale mount or a slow regex must not stall timers.
+                crate::engine::waiting_for(offload::FS_SILENT);
                 let (path, context) = (path.clone(), context.clone());
                 let aim = self.aim.lock().expect("aim lock").upgrade();
                 let job = move || {

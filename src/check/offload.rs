@@ -5,10 +5,15 @@
 //! attempt waits (within its timeout) for its predecessor's job instead of piling up threads.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::{oneshot, Semaphore};
 
+use crate::engine::humanize;
 use crate::error::{describe_io, Failure};
+
+/// What work on a lane that has not ended is waiting for.
+pub const FS_SILENT: &str = "no answer from the file system";
 
 /// One target's lane for blocking work.
 #[derive(Debug, Clone)]
@@ -37,12 +42,39 @@ impl Lane {
         let lost = |_| Failure::Io("internal error: the check stopped without a result".into());
         receiver.await.map_err(lost)
     }
+
+    /// As [`Lane::run`], giving up after `within`: `no answer from the file system within 1.0s`.
+    pub async fn run_within<T: Send + 'static>(
+        &self,
+        within: Duration,
+        job: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, Failure> {
+        match tokio::time::timeout(within, self.run(job)).await {
+            Ok(done) => done,
+            Err(_) => Err(Failure::Io(format!(
+                "{FS_SILENT} within {}",
+                humanize(within)
+            ))),
+        }
+    }
+
+    /// Starts `job` on the lane at once, ahead of any later [`Lane::run`], without waiting for
+    /// it: for work whose only outcome is a log line (a warning about the target).
+    pub fn detach(&self, job: impl FnOnce() + Send + 'static) {
+        let Ok(permit) = self.0.clone().try_acquire_owned() else {
+            // Busy: the job waits its turn on a task of its own.
+            let lane = self.clone();
+            tokio::spawn(async move { lane.run(job).await });
+            return;
+        };
+        let thread = std::thread::Builder::new().name("readygate-check".into());
+        // Without a thread the job is skipped: it only warns.
+        let _ = thread.spawn(move || (job(), drop(permit)));
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
 
     #[tokio::test]
@@ -58,6 +90,27 @@ mod tests {
         let started = std::time::Instant::now();
         assert_eq!(lane.run(|| 7).await, Ok(7));
         assert!(started.elapsed() >= Duration::from_millis(150));
+    }
+
+    #[tokio::test]
+    async fn a_detached_job_runs_before_the_next_job_of_its_lane() {
+        let lane = Lane::default();
+        let (done, seen) = std::sync::mpsc::channel();
+        lane.detach(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            done.send(()).unwrap();
+        });
+        let after = lane.run(move || seen.try_recv().is_ok()).await;
+        assert_eq!(
+            after,
+            Ok(true),
+            "the next job ran before the detached one ended"
+        );
+        let silent = lane.run_within(Duration::from_millis(50), || {
+            std::thread::sleep(Duration::from_millis(300));
+        });
+        let silent = silent.await.unwrap_err().to_string();
+        assert_eq!(silent, "no answer from the file system within 50ms");
     }
 
     #[tokio::test]

@@ -11,6 +11,7 @@ mod expectations;
 mod fanout;
 mod grpc;
 mod hostile;
+mod hung_mount;
 mod in_step;
 mod install;
 mod k8s;

@@ -10,6 +10,7 @@ pub mod etcd;
 pub mod events;
 pub mod grpc;
 pub mod http;
+pub mod hung_mount;
 pub mod kube;
 pub mod mariadb;
 pub mod measure;

@@ -30,6 +30,8 @@ pub struct Running {
     seen: Vec<String>,
     /// stdout, in chunks.
     stdout: Receiver<Vec<u8>>,
+    /// The stdout chunks taken from `stdout` so far.
+    seen_stdout: Vec<u8>,
     /// Its exit, sent by the thread that waits for it.
     exit: Receiver<(Instant, ExitStatus)>,
     /// Its exit once received.
@@ -93,6 +95,7 @@ impl Running {
             lines,
             seen: Vec::new(),
             stdout,
+            seen_stdout: Vec::new(),
             exit,
             exited: None,
         }
@@ -175,6 +178,30 @@ impl Running {
         last
     }
 
+    /// When stdout first held `text` (`probe`'s reason line), failing the test after `limit`.
+    #[track_caller]
+    pub fn stdout_within(&mut self, text: &str, limit: Duration) -> Instant {
+        let deadline = Instant::now() + limit;
+        loop {
+            if String::from_utf8_lossy(&self.seen_stdout).contains(text) {
+                return Instant::now();
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.stdout.recv_timeout(left) {
+                Ok(chunk) => self.seen_stdout.extend(chunk),
+                Err(_) => {
+                    self.kill();
+                    self.skip_written();
+                    panic!(
+                        "no {text:?} on stdout within {limit:?}; stdout:\n{}\nstderr:\n{}",
+                        String::from_utf8_lossy(&self.seen_stdout),
+                        self.seen.concat()
+                    );
+                }
+            }
+        }
+    }
+
     /// Takes every stderr line written so far, so that the next [`Running::line`] sees only
     /// what is written after this call.
     pub fn skip_written(&mut self) {
@@ -239,7 +266,7 @@ impl Running {
         {
             self.seen.push(line);
         }
-        let mut stdout = Vec::new();
+        let mut stdout = std::mem::take(&mut self.seen_stdout);
         while let Ok(chunk) = self
             .stdout
             .recv_timeout(until.saturating_duration_since(Instant::now()))

@@ -1,0 +1,203 @@
+//! A path on a mount that never answers (a dead NFS server) stops neither the deadline nor a
+//! signal: every file-system call on a path the user named (the target, its folders, `--touch`,
+//! `--termination-log`) runs off readygate's runtime thread. The kernel keeps a process whose
+//! thread is stuck on such a mount from exiting until the mount answers or goes, so each run
+//! here is judged by its lines, then the mount is released and its exit status read.
+
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use crate::support::hung_mount::HungMount;
+use crate::support::{closed_addr, readygate, Running};
+
+const SECOND: Duration = Duration::from_secs(1);
+
+/// How late a line may come after the time it is due: wide enough for a loaded machine,
+/// narrow enough to see an overrun of one attempt.
+const MARGIN: Duration = Duration::from_millis(500);
+
+/// Why an attempt on the hung mount failed, as readygate words it.
+const SILENT: &str = "no answer from the file system within";
+
+/// Releases the mount and returns the run's exit code.
+fn released(mut mount: HungMount, running: Running) -> Option<i32> {
+    mount.release();
+    running.finish().code
+}
+
+#[track_caller]
+fn assert_within(from: Instant, to: Instant, limit: Duration, what: &str) {
+    let took = to.saturating_duration_since(from);
+    assert!(took < limit, "{what} took {took:?}, limit {limit:?}");
+}
+
+#[test]
+fn wait_on_a_path_under_a_hung_mount_says_not_ready_at_its_deadline() {
+    // The target itself on the mount, then a folder of it, then as a file:// URL.
+    for name in ["ready", "a/b/ready", "file:"] {
+        let Some(mount) = HungMount::new() else {
+            return;
+        };
+        let target = match name {
+            "file:" => format!("file://{}", mount.arg("ready")),
+            _ => mount.arg(name),
+        };
+        let mut running = Running::spawn(&mut readygate(["wait", "-t", "2s", &target]));
+        let began = running.line("waiting up to 2.0s");
+        let ended = running.line(&format!("{target}: {SILENT}"));
+        assert!(running.said("not ready after"), "{target}");
+        assert_within(began, ended, 2 * SECOND + MARGIN, "the not-ready line");
+        assert_eq!(released(mount, running), Some(1), "{target}");
+    }
+}
+
+#[test]
+fn sigterm_while_a_lookup_hangs_is_answered_at_once() {
+    for name in ["ready", "a/ready"] {
+        let Some(mount) = HungMount::new() else {
+            return;
+        };
+        let target = mount.arg(name);
+        let mut running = Running::spawn(&mut readygate(["wait", "-t", "60s", &target]));
+        // Half a second in, as a pod being deleted right after it started.
+        running.line("waiting up to 60.0s");
+        std::thread::sleep(MARGIN);
+        let sent = Instant::now();
+        running.signal(libc::SIGTERM);
+        let said = running.line("stopped by signal 15 before readiness");
+        assert_within(sent, said, MARGIN, "the signal's line");
+        assert_eq!(released(mount, running), Some(143), "{target}");
+    }
+}
+
+#[test]
+fn sigterm_after_attempts_have_hung_is_answered_at_once() {
+    let Some(mount) = HungMount::new() else {
+        return;
+    };
+    let target = mount.arg("ready");
+    let argv = ["wait", "-v", "--attempt-timeout", "300ms", "-t", "60s"];
+    let mut running = Running::spawn(&mut readygate(argv.iter().copied().chain([&*target])));
+    // Two attempts cut: the first's thread is stuck on the mount, the second waited for it.
+    running.line(&format!("{target}: attempt 2: {SILENT}"));
+    let sent = Instant::now();
+    running.signal(libc::SIGTERM);
+    let said = running.line("stopped by signal 15");
+    assert_within(sent, said, MARGIN, "the signal's line");
+    assert_eq!(released(mount, running), Some(143));
+}
+
+#[test]
+fn probe_of_a_path_under_a_hung_mount_prints_its_reason_in_time() {
+    for name in ["ready", "a/b/ready"] {
+        let Some(mount) = HungMount::new() else {
+            return;
+        };
+        let target = format!("file://{}", mount.arg(name));
+        let mut running = Running::spawn(&mut readygate(["probe", &target]));
+        let said = running.stdout_within(&format!("{target}: {SILENT}"), 30 * SECOND);
+        // The probe's deadline is 1 s.
+        assert_within(running.started(), said, SECOND + MARGIN, "probe's line");
+        assert_eq!(released(mount, running), Some(1), "{target}");
+    }
+}
+
+#[test]
+fn with_any_a_healthy_target_beside_a_hung_mount_decides() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let healthy = listener.local_addr().unwrap().to_string();
+    for hung_first in [true, false] {
+        let Some(mount) = HungMount::new() else {
+            return;
+        };
+        let hung = mount.arg("ready");
+        let targets = match hung_first {
+            true => [&*hung, &*healthy],
+            false => [&*healthy, &*hung],
+        };
+        let argv = ["wait", "--any", "-t", "60s"];
+        let mut running = Running::spawn(&mut readygate(argv.into_iter().chain(targets)));
+        let began = running.line("waiting up to 60.0s");
+        let ready = running.line(&format!("{healthy}: ready after"));
+        // Found at its first attempt: any wait at all is the hung target's.
+        assert_within(began, ready, 5 * SECOND, "the healthy target");
+        assert_eq!(released(mount, running), Some(0), "{targets:?}");
+    }
+}
+
+#[test]
+fn touch_under_a_hung_mount_fails_after_one_attempts_time() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let healthy = listener.local_addr().unwrap().to_string();
+    // The marker itself on the mount, then folders to make there.
+    for name in ["marker", "a/b/marker"] {
+        let Some(mount) = HungMount::new() else {
+            return;
+        };
+        let marker = mount.arg(name);
+        let argv = ["wait", "-t", "60s", "--touch", &marker, &healthy];
+        let mut running = Running::spawn(&mut readygate(argv));
+        let ready = running.line(&format!("{healthy}: ready after"));
+        let failed = running.line(&format!(
+            "cannot create --touch file {marker}: {SILENT} 1.0s"
+        ));
+        assert_within(ready, failed, SECOND + MARGIN, "the --touch failure");
+        assert_eq!(released(mount, running), Some(1), "{marker}");
+    }
+}
+
+#[test]
+fn sigterm_while_touch_hangs_is_answered_at_once() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let healthy = listener.local_addr().unwrap().to_string();
+    let Some(mount) = HungMount::new() else {
+        return;
+    };
+    let marker = mount.arg("marker");
+    // The --touch file is given one attempt's time: 30 s here.
+    let argv = [
+        "wait",
+        "--attempt-timeout",
+        "30s",
+        "-t",
+        "60s",
+        "--touch",
+        &marker,
+        &healthy,
+    ];
+    let mut running = Running::spawn(&mut readygate(argv));
+    running.line(&format!("{healthy}: ready after"));
+    let sent = Instant::now();
+    running.signal(libc::SIGTERM);
+    let said = running.line("stopped by signal 15 while creating the --touch file");
+    assert_within(sent, said, MARGIN, "the signal's line");
+    assert_eq!(released(mount, running), Some(143));
+}
+
+#[test]
+fn termination_log_under_a_hung_mount_fails_after_one_attempts_time() {
+    let closed = format!("tcp://{}", closed_addr());
+    for name in ["termination-log", "dev/termination-log"] {
+        let Some(mount) = HungMount::new() else {
+            return;
+        };
+        let log = mount.arg(name);
+        let argv = ["wait", "-t", "1s", "--termination-log", &log, &closed];
+        let mut running = Running::spawn(&mut readygate(argv));
+        let began = running.line("waiting up to 1.0s");
+        let not_ready = running.line(&format!(
+            "not ready after 1.0s: {closed}: connection refused"
+        ));
+        assert_within(began, not_ready, SECOND + MARGIN, "the not-ready line");
+        let failed = running.line(&format!(
+            "cannot write --termination-log {log}: {SILENT} 1.0s"
+        ));
+        assert_within(
+            not_ready,
+            failed,
+            SECOND + MARGIN,
+            "the termination-log failure",
+        );
+        assert_eq!(released(mount, running), Some(1), "{log}");
+    }
+}
