@@ -112,24 +112,35 @@ impl Aim {
     /// Watches the nearest existing folder of the path, unless that folder's watch stands
     /// already: the folder below may have appeared, or the watched one gone.
     pub fn refresh(&self) {
-        let Some(folder) = nearest_existing_folder(&self.path) else {
-            return;
-        };
-        let stale = self.wakers.stale.swap(false, Ordering::AcqRel);
-        let mut current = self.current.lock().expect("watch lock");
-        if !stale && matches!(&*current, Some((at, _)) if *at == folder) {
-            return;
+        self.refresh_with(|| {});
+    }
+
+    /// [`Aim::refresh`], calling `between` after a folder is chosen and before it is watched
+    /// (where a test makes the folder below appear).
+    fn refresh_with(&self, between: impl Fn()) {
+        // A folder created between the look and the watch sent its event to nobody: after each
+        // watch, look again. Bounded, in case folders keep coming and going.
+        for _ in 0..=self.path.components().count() {
+            let Some(folder) = nearest_existing_folder(&self.path) else {
+                return;
+            };
+            let stale = self.wakers.stale.swap(false, Ordering::AcqRel);
+            let mut current = self.current.lock().expect("watch lock");
+            if !stale && matches!(&*current, Some((at, _)) if *at == folder) {
+                return;
+            }
+            between();
+            let Ok(wd) = self.hub.watches.clone().add(&folder, self.mask) else {
+                return;
+            };
+            let old = current.take().map(|(_, wd)| wd);
+            let subscriber = Subscriber {
+                wakers: Arc::clone(&self.wakers),
+                name: entry_below(&folder, &self.path),
+            };
+            self.hub.subscribe(subscriber, old.as_ref(), wd.clone());
+            *current = Some((folder, wd));
         }
-        let Ok(wd) = self.hub.watches.clone().add(&folder, self.mask) else {
-            return;
-        };
-        let old = current.take().map(|(_, wd)| wd);
-        let subscriber = Subscriber {
-            wakers: Arc::clone(&self.wakers),
-            name: entry_below(&folder, &self.path),
-        };
-        self.hub.subscribe(subscriber, old.as_ref(), wd.clone());
-        *current = Some((folder, wd));
     }
 }
 
@@ -167,6 +178,35 @@ fn nearest_existing_folder(path: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_folder_made_between_the_look_and_the_watch_is_followed() {
+        let base = std::env::temp_dir().join(format!("readygate-race-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(&base).unwrap();
+        let (sub, ready) = (base.join("sub"), base.join("sub/ready"));
+        let mut watch = FileWatch::new(&ready, Wake::OnEntries).unwrap();
+        // `sub` appears after its parent was chosen and before the parent's watch is set: no
+        // event for it ever comes.
+        watch.aim.refresh_with(|| _ = std::fs::create_dir(&sub));
+        let watched = watch
+            .aim
+            .current
+            .lock()
+            .unwrap()
+            .as_ref()
+            .map(|(at, _)| at.clone());
+        assert_eq!(
+            watched,
+            Some(sub.clone()),
+            "the new folder is watched at once"
+        );
+        std::fs::write(&ready, "").unwrap();
+        let within = std::time::Duration::from_secs(5);
+        let woken = tokio::time::timeout(within, watch.changed()).await;
+        assert!(woken.is_ok(), "the file in the new folder woke nothing");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
 
     #[test]
     fn nearest_folder_climbs_to_what_exists() {

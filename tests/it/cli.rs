@@ -325,6 +325,30 @@ fn touch_marks_readiness_and_termination_log_records_failure() {
 }
 
 #[test]
+fn termination_log_replaces_a_longer_stale_message() {
+    let dir = TempDir::new();
+    let log = dir.join("termination-log");
+    // An earlier run's message, longer than this one's: none of it may remain.
+    let stale = format!("readygate: not ready: {}\n", "stale reason; ".repeat(300));
+    std::fs::write(&log, &stale).unwrap();
+    let closed = format!("tcp://{}", closed_addr());
+    let argv = [
+        "wait",
+        "-t",
+        "300ms",
+        "--termination-log",
+        log.to_str().unwrap(),
+        &closed,
+    ];
+    readygate(argv).outcome().expect_code(1);
+    let written = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        written,
+        format!("readygate: not ready: {closed}: connection refused\n")
+    );
+}
+
+#[test]
 fn a_reason_names_an_address_only_when_the_target_does_not() {
     let closed = closed_addr();
     // Long enough for several attempts on a loaded machine: the reason is the last complete one.
@@ -745,6 +769,20 @@ fn a_file_is_noticed_by_its_event_not_by_polling() {
     released_by_its_event(&[], &[path.to_str().unwrap()], |_| {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, "").unwrap();
+    });
+}
+
+#[test]
+fn a_file_renamed_in_from_another_folder_is_noticed_by_its_event() {
+    let dir = TempDir::new();
+    let (folder, staging) = (dir.join("run"), dir.join("staging"));
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::create_dir(&staging).unwrap();
+    let path = folder.join("ready");
+    // Written elsewhere, then moved in: the watched folder sees only the move (MOVED_TO).
+    released_by_its_event(&[], &[path.to_str().unwrap()], |_| {
+        std::fs::write(staging.join("ready"), "").unwrap();
+        std::fs::rename(staging.join("ready"), &path).unwrap();
     });
 }
 

@@ -124,4 +124,3 @@ fn daemon_binary() -> &'static Path {
         binary
     })
 }
-
