@@ -41,7 +41,10 @@ pub fn init(settings: LogSettings) {
             set_global_default(builder.fmt_fields(one_line_fields()).finish().with(filter))
         }
         // JSON strings escape control characters themselves.
-        LogFormat::Json => set_global_default(builder.json().finish().with(filter)),
+        LogFormat::Json => {
+            crate::output::json_notes();
+            set_global_default(builder.json().finish().with(filter))
+        }
     };
 }
 

@@ -1,18 +1,31 @@
 //! Every line readygate writes to stderr or stdout passes here: secrets are hidden once for all
 //! of them ([`crate::redact::secrets`]), and a reader that stops reading (a full pipe, a
 //! stopped terminal) never blocks the engine. Lines go to a writer thread through a channel
-//! bounded in bytes; what does not fit is dropped and counted, and exit waits only briefly.
-
+//! bounded in bytes; a line too long is cut, what does not fit is dropped and counted, and exit
+//! waits only briefly, then says how many lines it could not write.
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::mem::ManuallyDrop;
+use std::os::fd::FromRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Most bytes queued for one stream; past it lines are dropped (and counted).
 const QUEUE_BYTES: usize = 1 << 20;
+/// Most bytes of one line; a longer one is cut, saying so, rather than dropped.
+const MAX_LINE: usize = 16 * 1024;
 /// How long exit (or exec) waits for queued lines to be written.
 const FLUSH_WITHIN: Duration = Duration::from_millis(200);
+/// A pipe holds its bytes in pages, and a write takes a new page unless it fits in the last.
+const PAGE: usize = 4096;
+/// Room a pipe keeps free of lines, counted in bytes: one page for the final note (a write of
+/// up to a page to a pipe with a free page never blocks), and one each for the page the reader
+/// is halfway through, the unfilled end of the last page and a write that missed filling it.
+const PIPE_RESERVE: usize = 4 * PAGE;
+
+/// Notes are JSON lines under `--log-format json`.
+static JSON_NOTES: AtomicBool = AtomicBool::new(false);
 
 /// Writes `line` (a newline is added) to stderr, secrets hidden.
 pub fn stderr(line: &str) {
@@ -24,7 +37,13 @@ pub fn stdout(line: &str) {
     sink(Stream::Out).push(line);
 }
 
-/// Waits, at most briefly, until what was queued is written: before exit or exec.
+/// Makes readygate's own notes (lines dropped or lost) JSON lines, as the logs are.
+pub fn json_notes() {
+    JSON_NOTES.store(true, Relaxed);
+}
+
+/// Waits, at most briefly, until what was queued is written: before exit or exec. Lines still
+/// queued then are given up, and a last note on stderr says how many.
 pub fn flush() {
     let until = Instant::now() + FLUSH_WITHIN;
     for queue in SINKS.iter().filter_map(|sink| sink.get()?.queue.as_ref()) {
@@ -33,6 +52,63 @@ pub fn flush() {
             let _ = written.recv_timeout(until.saturating_duration_since(Instant::now()));
         }
     }
+    let lost: Vec<(Stream, u64)> = SINKS
+        .iter()
+        .filter_map(|sink| sink.get())
+        .map(|sink| (sink.stream, sink.give_up()))
+        .filter(|&(_, lost)| lost > 0)
+        .collect();
+    if lost.is_empty() {
+        return;
+    }
+    let notes: String = lost
+        .iter()
+        .map(|(stream, lost)| {
+            let name = stream.name();
+            let within = FLUSH_WITHIN.as_millis();
+            note(&format!(
+                "{lost} lines not written: {name} did not take them within {within}ms of exit"
+            ))
+        })
+        .collect();
+    // The writer has stopped, so the note cannot land inside a line; it goes in the room the
+    // writer left in a pipe, and is skipped rather than waited for when there is none.
+    let Some(pen) = pen(&sink(Stream::Err).pen) else {
+        return;
+    };
+    let prefix = if pen.mid_line { "\n" } else { "" };
+    if writable_now(Stream::Err.fd()) {
+        let _ = raw(Stream::Err).write(format!("{prefix}{notes}").as_bytes());
+    }
+}
+
+/// The pen, unless a write holds it for more than a moment.
+fn pen(pen: &Mutex<Pen>) -> Option<std::sync::MutexGuard<'_, Pen>> {
+    for _ in 0..20 {
+        match pen.try_lock() {
+            Ok(pen) => return Some(pen),
+            Err(std::sync::TryLockError::Poisoned(e)) => return Some(e.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                std::thread::sleep(Duration::from_millis(1))
+            }
+        }
+    }
+    None
+}
+
+/// A note of readygate's own about its output, as a whole line: text, or a JSON line shaped
+/// as the log lines are.
+fn note(text: &str) -> String {
+    if !JSON_NOTES.load(Relaxed) {
+        return format!("readygate: {text}\n");
+    }
+    use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
+    let mut timestamp = String::new();
+    let _ = SystemTime.format_time(&mut tracing_subscriber::fmt::format::Writer::new(
+        &mut timestamp,
+    ));
+    let message = serde_json::Value::from(text);
+    format!("{{\"timestamp\":\"{timestamp}\",\"level\":\"WARN\",\"fields\":{{\"message\":{message}}}}}\n")
 }
 
 /// A `tracing` writer: the formatter writes one event into it, and it is queued when dropped.
@@ -59,10 +135,26 @@ impl Drop for LogLine {
     }
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Stream {
     Out = 0,
     Err = 1,
+}
+
+impl Stream {
+    fn fd(self) -> i32 {
+        match self {
+            Stream::Out => libc::STDOUT_FILENO,
+            Stream::Err => libc::STDERR_FILENO,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Stream::Out => "stdout",
+            Stream::Err => "stderr",
+        }
+    }
 }
 
 static SINKS: [OnceLock<Sink>; 2] = [OnceLock::new(), OnceLock::new()];
@@ -87,6 +179,24 @@ struct Sink {
     bytes: AtomicUsize,
     /// Lines dropped since the last note about it.
     dropped: AtomicU64,
+    /// Lines queued, and lines wholly written, since the start: the difference is in flight.
+    queued: AtomicU64,
+    written: AtomicU64,
+    /// Held for each write, so that exit's note never lands inside a line.
+    pen: Mutex<Pen>,
+}
+
+/// What exit needs to know of the writes so far.
+#[derive(Default)]
+struct Pen {
+    /// Exit gave up on the lines still queued: the writer stops.
+    closed: bool,
+    /// The last write ended inside a line.
+    mid_line: bool,
+    /// Lines in flight already said lost.
+    reported: u64,
+    /// Bytes in a pipe's last page, as readygate's own writes filled it.
+    tail: usize,
 }
 
 impl Sink {
@@ -99,36 +209,177 @@ impl Sink {
     }
 
     fn new(stream: Stream, queue: Option<Sender<Message>>) -> Sink {
-        let (bytes, dropped) = (AtomicUsize::new(0), AtomicU64::new(0));
         Sink {
             stream,
             queue,
-            bytes,
-            dropped,
+            bytes: AtomicUsize::new(0),
+            dropped: AtomicU64::new(0),
+            queued: AtomicU64::new(0),
+            written: AtomicU64::new(0),
+            pen: Mutex::default(),
         }
     }
 
     /// Never blocks: sending wakes the writer only when it is waiting for lines.
     fn push(&self, line: &str) {
-        let mut bytes = crate::redact::secrets(line).into_bytes();
+        let mut bytes = crate::redact::secrets(&cut(line)).into_bytes();
         bytes.push(b'\n');
         let Some(queue) = &self.queue else {
-            return write_lines(self.stream, &bytes, 0);
+            let _ = raw(self.stream).write_all(&bytes);
+            return;
         };
         if self.bytes.fetch_add(bytes.len(), Relaxed) + bytes.len() > QUEUE_BYTES {
             self.bytes.fetch_sub(bytes.len(), Relaxed);
             self.dropped.fetch_add(1, Relaxed);
             return;
         }
+        self.queued.fetch_add(newlines(&bytes), Relaxed);
         let _ = queue.send(Message::Line(bytes));
+    }
+
+    /// Stops the writer and counts the lines it has not written (or that were dropped), once.
+    /// A writer blocked inside a write (a stopped terminal, a socket) keeps the pen: then
+    /// nothing can be said, and nothing is waited for.
+    fn give_up(&self) -> u64 {
+        let Some(mut pen) = pen(&self.pen) else {
+            return 0;
+        };
+        let unwritten = (self.queued.load(Relaxed)).saturating_sub(self.written.load(Relaxed));
+        // Only a stream that is behind is given up on: one that kept up goes on (a COMMAND
+        // that cannot be exec'd is still said).
+        pen.closed |= unwritten > 0;
+        let new = unwritten.saturating_sub(pen.reported) + self.dropped.swap(0, Relaxed);
+        pen.reported = pen.reported.max(unwritten);
+        new
+    }
+
+    /// Writes `lines` (whole lines) in order, blocking; `false` once exit gave up on them. Into
+    /// a pipe, only what leaves [`PIPE_RESERVE`] free, whole lines at a time.
+    fn write(&self, mut lines: &[u8], pipe: Option<usize>) -> bool {
+        let mut out = raw(self.stream);
+        while !lines.is_empty() {
+            let mut pen = self.pen.lock().unwrap_or_else(|e| e.into_inner());
+            if pen.closed {
+                return false;
+            }
+            let take = match pipe {
+                None => lines.len(),
+                Some(capacity) => {
+                    let unread = unread(self.stream.fd());
+                    if unread == 0 {
+                        pen.tail = 0;
+                    }
+                    let room = capacity.saturating_sub(unread + PIPE_RESERVE);
+                    let whole = lines[..room.min(lines.len())]
+                        .iter()
+                        .rposition(|&b| b == b'\n');
+                    whole.map_or(0, |at| at + 1)
+                }
+            };
+            if take == 0 {
+                drop(pen);
+                wait_for_room(self.stream.fd());
+                continue;
+            }
+            let mut chunk = &lines[..take];
+            while !chunk.is_empty() {
+                // Into a pipe, the first piece fills the last page exactly: pages stay full,
+                // and the reserve counted in bytes is there in pages.
+                let piece = match (pipe, pen.tail) {
+                    (Some(_), tail) if tail > 0 => chunk.len().min(PAGE - tail),
+                    _ => chunk.len(),
+                };
+                match out.write(&chunk[..piece]) {
+                    Ok(n) if n > 0 => {
+                        self.written.fetch_add(newlines(&chunk[..n]), Relaxed);
+                        pen.mid_line = chunk[n - 1] != b'\n';
+                        pen.tail = (pen.tail + n) % PAGE;
+                        chunk = &chunk[n..];
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    // The reader is gone: the rest is lost, and counted so at exit.
+                    _ => return true,
+                }
+            }
+            lines = &lines[take..];
+        }
+        true
     }
 }
 
-/// The writer thread: blocking writes, in order; a write that fails drops its lines. It takes
-/// every queued line at once, so a burst (500 targets ready together) costs one wake-up and one
-/// write, not one of each per line.
+/// `line` cut to [`MAX_LINE`] bytes (at a character), saying how much was cut.
+fn cut(line: &str) -> std::borrow::Cow<'_, str> {
+    if line.len() <= MAX_LINE {
+        return line.into();
+    }
+    let mut at = MAX_LINE - 64;
+    while !line.is_char_boundary(at) {
+        at -= 1;
+    }
+    format!("{}… ({} more bytes cut)", &line[..at], line.len() - at).into()
+}
+
+fn newlines(bytes: &[u8]) -> u64 {
+    bytes.iter().filter(|&&b| b == b'\n').count() as u64
+}
+
+/// The stream itself, unbuffered, never closed.
+fn raw(stream: Stream) -> ManuallyDrop<std::fs::File> {
+    // SAFETY: fds 1 and 2 stay open for the life of the process; ManuallyDrop never closes them.
+    ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(stream.fd()) })
+}
+
+/// The capacity of `fd` if it is a pipe (or FIFO), where a writer can see how full it is.
+fn pipe_capacity(fd: i32) -> Option<usize> {
+    // SAFETY: fstat and fcntl on an fd we do not own only read its state.
+    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd, &mut stat) } != 0 || stat.st_mode & libc::S_IFMT != libc::S_IFIFO {
+        return None;
+    }
+    let capacity = unsafe { libc::fcntl(fd, libc::F_GETPIPE_SZ) };
+    usize::try_from(capacity).ok().filter(|&c| c > PIPE_RESERVE)
+}
+
+/// Bytes in the pipe `fd` not read yet.
+fn unread(fd: i32) -> usize {
+    let mut unread: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int.
+    unsafe { libc::ioctl(fd, libc::FIONREAD, &mut unread) };
+    usize::try_from(unread).unwrap_or(0)
+}
+
+/// Waits a little for the reader to take some of a pipe: a page frees as it reads, and the
+/// room past the reserve follows.
+fn wait_for_room(fd: i32) {
+    let mut poll = libc::pollfd {
+        fd,
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: one pollfd, valid for the call.
+    let ready = unsafe { libc::poll(&mut poll, 1, 20) };
+    if ready > 0 {
+        // Writable but short of the reserve: the reader is slow; do not spin.
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Whether a write of a page or less to `fd` would not block now.
+fn writable_now(fd: i32) -> bool {
+    let mut poll = libc::pollfd {
+        fd,
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: one pollfd, valid for the call.
+    unsafe { libc::poll(&mut poll, 1, 0) == 1 && poll.revents & libc::POLLOUT != 0 }
+}
+
+/// The writer thread: blocking writes, in order. It takes every queued line at once, so a
+/// burst (500 targets ready together) costs one wake-up and one write, not one of each per line.
 fn write_all(stream: Stream, queue: Receiver<Message>) {
     let sink = sink(stream);
+    let pipe = pipe_capacity(stream.fd());
     while let Ok(first) = queue.recv() {
         let (mut lines, mut flushes) = (Vec::new(), Vec::new());
         for message in std::iter::once(first).chain(queue.try_iter()) {
@@ -138,29 +389,28 @@ fn write_all(stream: Stream, queue: Receiver<Message>) {
             }
         }
         sink.bytes.fetch_sub(lines.len(), Relaxed);
-        write_lines(stream, &lines, sink.dropped.swap(0, Relaxed));
+        let dropped = sink.dropped.swap(0, Relaxed);
+        if dropped > 0 {
+            let full = QUEUE_BYTES >> 20;
+            let name = stream.name();
+            let text = format!(
+                "{dropped} lines dropped: {full} MiB of lines was already waiting to be written to {name}"
+            );
+            let text = note(&text);
+            sink_note(&text);
+        }
+        if !sink.write(&lines, pipe) {
+            return;
+        }
         for done in flushes {
             let _ = done.send(());
         }
     }
 }
 
-/// Writes whole lines (blocking), after a note of the `dropped` lines before them, if any.
-fn write_lines(stream: Stream, lines: &[u8], dropped: u64) {
-    let note = (dropped > 0)
-        .then(|| format!("readygate: {dropped} lines dropped: this stream was not being read\n"));
-    let note = note.as_deref().unwrap_or_default().as_bytes();
-    match stream {
-        Stream::Err => {
-            let mut out = std::io::stderr().lock();
-            let _ = out.write_all(note).and_then(|()| out.write_all(lines));
-        }
-        Stream::Out => {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(lines).and_then(|()| out.flush());
-            let _ = std::io::stderr().write_all(note);
-        }
-    }
+/// Queues a note (a whole line, newline included) on stderr.
+fn sink_note(text: &str) {
+    stderr(text.strip_suffix('\n').unwrap_or(text));
 }
 
 #[cfg(test)]
@@ -168,15 +418,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_full_queue_drops_and_counts() {
+    fn a_full_queue_drops_and_counts_and_a_long_line_is_cut() {
         let (queue, lines) = channel();
         let sink = Sink::new(Stream::Err, Some(queue));
-        let big = "x".repeat(QUEUE_BYTES / 3);
-        sink.push(&big);
-        sink.push(&big);
-        sink.push(&big);
-        assert_eq!(lines.try_iter().count(), 2);
-        assert_eq!(sink.dropped.load(Relaxed), 1);
+        let line = "x".repeat(MAX_LINE - 1);
+        for _ in 0..(QUEUE_BYTES / MAX_LINE + 5) {
+            sink.push(&line);
+        }
+        assert_eq!(lines.try_iter().count(), QUEUE_BYTES / MAX_LINE);
+        assert_eq!(sink.dropped.load(Relaxed), 5);
+        let (queue, lines) = channel();
+        let sink = Sink::new(Stream::Err, Some(queue));
+        sink.push(&"é".repeat(QUEUE_BYTES));
+        let Ok(Message::Line(line)) = lines.try_recv() else {
+            panic!("a long line was not queued");
+        };
+        let line = String::from_utf8(line).unwrap();
+        assert!(line.len() <= MAX_LINE, "{}", line.len());
+        let cut = 2 * QUEUE_BYTES - (MAX_LINE - 64);
+        assert!(
+            line.ends_with(&format!("é… ({cut} more bytes cut)\n")),
+            "{}",
+            &line[line.len() - 40..]
+        );
         let (queue, lines) = channel();
         Sink::new(Stream::Err, Some(queue)).push("http://u:pw@h/");
         let Ok(Message::Line(line)) = lines.try_recv() else {

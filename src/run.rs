@@ -47,7 +47,8 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
         } else {
             "to be ready"
         };
-        tracing::info!("waiting {deadline} for {} {goal}", names.join(", "));
+        let names = engine::first_few(&names);
+        tracing::info!("waiting {deadline} for {names} {goal}");
     }
     let checks: Vec<Check> = plan
         .targets

@@ -444,7 +444,18 @@ fn log_progress<F: fmt::Display>(shared: &[Shared<F>], names: &[String], start: 
         });
     }
     let elapsed = humanize(start.elapsed());
-    tracing::info!("still waiting after {elapsed}: {}", waiting.join(", "));
+    tracing::info!("still waiting after {elapsed}: {}", first_few(&waiting));
+}
+
+/// Most items a summary line names; the rest are counted.
+const FEW: usize = 5;
+
+/// `a, b, c, d, e and 1995 more`: a summary line stays a line, however many targets there are.
+pub fn first_few(items: &[String]) -> String {
+    match items.len() {
+        n if n > FEW => format!("{} and {} more", items[..FEW].join(", "), n - FEW),
+        _ => items.join(", "),
+    }
 }
 
 /// A duration rounded for people: `1.5s`, `250ms`.

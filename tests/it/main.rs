@@ -17,6 +17,7 @@ mod install;
 mod k8s;
 mod k8s_bounds;
 mod kubelet_parity;
+mod lines;
 mod on_exit;
 mod pacing;
 mod protocols;

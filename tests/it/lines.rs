@@ -1,0 +1,170 @@
+//! Lines the contract promises are never lost without a word: a line too long for the output
+//! queue is cut, not dropped; lines a late reader never got are counted in a last note (a JSON
+//! line under `--log-format json`); a summary line names a few targets and counts the rest.
+
+use std::io::Read;
+use std::process::{Child, Stdio};
+
+use crate::support::readygate;
+use crate::support::run::RunExt;
+
+/// `n` targets that fail at once, each a line of about 200 bytes when reported.
+fn failing_targets(n: usize) -> Vec<String> {
+    let closed = crate::support::closed_addr();
+    (0..n)
+        .map(|i| format!("http://{closed}/{i:04}/{}", "p".repeat(150)))
+        .collect()
+}
+
+/// Waits for `child` to exit without reading its output (a reader later than its exit), then
+/// reads what it left in its pipes.
+fn read_after_exit(mut child: Child) -> (Option<i32>, String, String) {
+    let status = child.wait().expect("wait for readygate");
+    let (mut stdout, mut stderr) = (String::new(), String::new());
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    (status.code(), stdout, stderr)
+}
+
+/// The count in `N lines not written: STREAM …`, if `text` holds that note.
+fn lost_count(text: &str, stream: &str) -> Option<usize> {
+    let note = format!(" lines not written: {stream} did not take them within 200ms of exit");
+    let at = text.find(&note)?;
+    let digits: String = text[..at]
+        .chars()
+        .rev()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.chars().rev().collect::<String>().parse().ok()
+}
+
+#[test]
+fn lines_a_late_reader_never_got_are_counted_in_a_last_note() {
+    for n in [400, 1500] {
+        let mut probe = readygate(["probe", "-t", "10s"]);
+        probe.args(failing_targets(n));
+        let (child, _) = probe.spawn_captured();
+        let (code, stdout, stderr) = read_after_exit(child);
+        assert_eq!(code, Some(1), "{stderr}");
+        let written = stdout
+            .lines()
+            .filter(|l| l.contains("connection refused"))
+            .count();
+        assert_eq!(stdout.lines().count(), written, "a line was cut: {stdout}");
+        let lost = lost_count(&stderr, "stdout").unwrap_or_else(|| panic!("no note: {stderr}"));
+        assert_eq!(
+            written + lost,
+            n,
+            "{written} written, {lost} said lost: {stderr}"
+        );
+        assert!(lost > 0 && written > 0, "{written} written, {lost} lost");
+        assert!(!stderr.contains("not being read"), "{stderr}");
+    }
+}
+
+#[test]
+fn under_json_logs_the_last_note_is_a_json_line_too() {
+    let n = 600;
+    let mut wait = readygate(["wait", "--log-format", "json", "-t", "100ms"]);
+    wait.args(failing_targets(n));
+    let (child, _) = wait.spawn_captured();
+    let (code, _, stderr) = read_after_exit(child);
+    assert_eq!(code, Some(1));
+    let lines: Vec<serde_json::Value> = stderr
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line:?}")))
+        .collect();
+    let messages: Vec<&str> = lines
+        .iter()
+        .map(|line| line["fields"]["message"].as_str().unwrap())
+        .collect();
+    let failed = messages
+        .iter()
+        .filter(|m| m.contains("not ready after"))
+        .count();
+    let note = messages.last().unwrap();
+    let lost = lost_count(note, "stderr").unwrap_or_else(|| panic!("no note: {note}"));
+    assert_eq!(failed + lost, n, "{failed} written, {lost} said lost");
+    assert!(lost > 0, "{failed} written");
+    assert_eq!(lines.last().unwrap()["level"], "WARN");
+}
+
+#[test]
+fn a_reader_in_time_or_a_regular_file_loses_nothing_and_gets_no_note() {
+    let n = 1500;
+    let mut probe = readygate(["probe", "-t", "10s"]);
+    probe.args(failing_targets(n));
+    let out = probe.outcome();
+    out.expect_code(1);
+    assert_eq!(out.stdout.lines().count(), n);
+    assert!(!out.stderr.contains("lines"), "{}", out.stderr);
+    let folder = crate::support::TempDir::new();
+    let file = std::fs::File::create(folder.join("out")).unwrap();
+    let mut probe = readygate(["probe", "-t", "10s"]);
+    probe.args(failing_targets(n));
+    let status = probe
+        .stdout(file)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run readygate");
+    assert_eq!(status.status.code(), Some(1));
+    let written = std::fs::read_to_string(folder.join("out")).unwrap();
+    assert_eq!(written.lines().count(), n);
+    assert!(
+        status.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+}
+
+#[test]
+fn a_line_too_long_for_the_queue_is_cut_not_dropped() {
+    // A path of 20 KiB in the target: its failure line on stdout is cut, saying how much; a
+    // target of 100 KiB is refused in a usage error on stderr, cut the same way.
+    let closed = crate::support::closed_addr();
+    for (size, code) in [(20 << 10, 1), (100 << 10, 2)] {
+        let target = format!("http://{closed}/{}", "q".repeat(size));
+        let out = readygate(["probe", &target]).outcome();
+        out.expect_code(code);
+        let line = if code == 1 { &out.stdout } else { &out.stderr };
+        assert!(
+            line.contains(&format!("http://{closed}/qqqq")),
+            "{}",
+            &line[..80]
+        );
+        assert!(
+            line.ends_with(" more bytes cut)\n"),
+            "{}",
+            &line[line.len() - 80..]
+        );
+        assert_eq!(line.lines().count(), 1, "{}", line.len());
+        assert!(line.len() <= 16 << 10, "{}", line.len());
+    }
+}
+
+#[test]
+fn a_summary_line_names_a_few_targets_and_counts_the_rest() {
+    let targets = failing_targets(40);
+    let mut wait = readygate(["wait", "-t", "100ms"]);
+    wait.args(&targets);
+    let out = wait.outcome();
+    out.expect_code(1);
+    let waiting = out
+        .stderr
+        .lines()
+        .find(|line| line.contains("waiting up to"))
+        .unwrap_or_else(|| panic!("{}", out.stderr));
+    assert!(waiting.contains(&targets[4]), "{waiting}");
+    assert!(!waiting.contains(&targets[5]), "{waiting}");
+    assert!(waiting.contains(" and 35 more to be ready"), "{waiting}");
+}
