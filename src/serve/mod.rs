@@ -11,13 +11,14 @@ mod grpc;
 pub mod plan;
 
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
 
 use crate::check::{Check, Context};
 use crate::error::describe_io;
@@ -44,6 +45,9 @@ const MAX_STREAMS: u32 = 8;
 /// and a few more calls of a gRPC client that keeps its connection.
 const LINGER: Duration = Duration::from_secs(5);
 
+/// Connections the kernel keeps waiting to be accepted (capped by `net.core.somaxconn`).
+const BACKLOG: u32 = 4096;
+
 /// How long accepting pauses after it failed (out of descriptors): it would fail again at once.
 const ACCEPT_PAUSE: Duration = Duration::from_millis(10);
 
@@ -52,7 +56,7 @@ pub async fn serve(mut serve: ServePlan) -> Exit {
     crate::log::init(serve.plan.log);
     crate::process::fdlimit::make_room(serve.plan.targets.len() + MAX_CONNECTIONS);
     let mut signals = Terminations::listen();
-    let listener = match TcpListener::bind(serve.listen).await {
+    let listener = match listen(serve.listen) {
         Ok(listener) => listener,
         Err(e) => {
             let address = serve.listen;
@@ -112,6 +116,19 @@ pub async fn serve(mut serve: ServePlan) -> Exit {
     }
 }
 
+/// A listener with a deep accept queue: at std's and tokio's 128, a burst of connections
+/// while readygate waits for the CPU overflows it, and every connection after that (the
+/// kubelet's too) waits a second for its SYN to be sent again.
+fn listen(address: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = match address {
+        SocketAddr::V4(_) => TcpSocket::new_v4()?,
+        SocketAddr::V6(_) => TcpSocket::new_v6()?,
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    socket.listen(BACKLOG)
+}
+
 /// The HTTP/1 and HTTP/2 settings of every connection, told apart by the HTTP/2 preface.
 fn builder() -> Builder<TokioExecutor> {
     let mut builder = Builder::new(TokioExecutor::new());
@@ -140,6 +157,13 @@ async fn connection(
     lifetime: Duration,
 ) {
     let _ = stream.set_nodelay(true);
+    // A connection costs a task and no buffer until its first bytes come: a flood of silent
+    // connections stays cheap to hold and to evict.
+    tokio::select! {
+        ready = stream.readable() => if ready.is_err() { return },
+        () = entry.evicted() => return,
+        () = tokio::time::sleep(HEAD_TIMEOUT) => return,
+    }
     let entry = Arc::new(entry);
     let busy_entry = entry.clone();
     let service = service_fn(move |request| {

@@ -24,6 +24,7 @@ mod protocols;
 mod real_servers;
 mod security;
 mod serve;
+mod serve_hostile;
 mod sidecar;
 mod signals;
 mod static_root;
