@@ -332,6 +332,39 @@ impl Pod {
         self.fail(&format!("the startupProbe of {name} never passed"));
     }
 
+    /// The kubelet's `httpGet` probe: a GET from the node into the pod's network namespace (its
+    /// loopback: the pod has no other address here), by curl: the status (0 when nothing
+    /// answered) and the body.
+    pub fn http_get(&self, port: u16, path: &str) -> (u16, String) {
+        let infra = podman_ok(&[
+            "pod",
+            "inspect",
+            "--format",
+            "{{.InfraContainerID}}",
+            &self.name,
+        ]);
+        let pid = podman_ok(&["inspect", "--format", "{{.State.Pid}}", &infra]);
+        let url = format!("http://127.0.0.1:{port}{path}");
+        let args = [
+            "--target",
+            &pid,
+            "--net",
+            "curl",
+            "--silent",
+            "--max-time",
+            "5",
+            "--user-agent",
+            "kube-probe/1.29",
+            "--write-out",
+            "\n%{http_code}",
+            &url,
+        ];
+        let run = run_within("nsenter", &args, Duration::from_secs(30))
+            .unwrap_or_else(|| self.fail(&format!("GET {url} in the pod hung")));
+        let (body, status) = run.stdout.rsplit_once('\n').unwrap_or(("", &run.stdout));
+        (status.trim().parse().unwrap_or(0), body.to_string())
+    }
+
     /// `podman exec` in one of the pod's containers, as the kubelet runs probes and hooks.
     pub fn exec(&self, name: &str, argv: &[String], limit: Duration) -> Finished {
         let container = self.container(name);

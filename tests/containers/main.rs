@@ -29,6 +29,10 @@ const EXAMPLES: &[(&str, &[&str])] = &[
         &["native_sidecar_startup_probe_driven_in_kubelet_order"],
     ),
     (
+        "native-sidecar-serve.yaml",
+        &["native_sidecar_serve_driven_in_kubelet_order"],
+    ),
+    (
         "native-sidecar-poststart.yaml",
         &["native_sidecar_poststart_driven_in_kubelet_order"],
     ),

@@ -60,6 +60,54 @@ fn native_sidecar_startup_probe_driven_in_kubelet_order() {
 
 #[test]
 #[ignore = "in real containers: tests/containers/run.sh"]
+fn native_sidecar_serve_driven_in_kubelet_order() {
+    let manifest = manifest::load("native-sidecar-serve.yaml");
+    let mut pod = Pod::new(&manifest, "driven");
+    pod.drive(Kubelet::BuiltInSidecars);
+    // What the app's readinessProbe asks, as the manifest says it.
+    let file =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/native-sidecar-serve.yaml");
+    let text = std::fs::read_to_string(file).unwrap();
+    let yaml = &yaml_rust2::YamlLoader::load_from_str(&text).unwrap()[0];
+    let probe = &yaml["spec"]["containers"][0]["readinessProbe"]["httpGet"];
+    let (path, port) = (
+        probe["path"].as_str().unwrap(),
+        probe["port"].as_i64().unwrap(),
+    );
+    let port = u16::try_from(port).unwrap();
+    let target = "postgres://app@db.default.svc:5432/orders";
+    // The database is a Service elsewhere, not started yet: the app is not ready, and why.
+    let (status, body) = pod.http_get(port, path);
+    pod.step(format!("readinessProbe app: {status} {}", body.trim()));
+    if status != 503 || !body.contains(&format!("{target}: ")) {
+        pod.fail("the readinessProbe should say 503 and why while the database is down");
+    }
+    pod.start_extra("db", &[POSTGRES]);
+    let deadline = std::time::Instant::now() + LIMIT;
+    loop {
+        let (status, body) = pod.http_get(port, path);
+        pod.step(format!("readinessProbe app: {status} {}", body.trim()));
+        if status == 200 {
+            if body != format!("{target}: ready\n") {
+                pod.fail("a ready answer should say the database is ready");
+            }
+            break;
+        }
+        if std::time::Instant::now() > deadline {
+            pod.fail("the readinessProbe never passed once the database was up");
+        }
+        // The kubelet's probe period: this paces the probe, it synchronises nothing.
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    let (status, body) = pod.http_get(port, "/livez");
+    if (status, body.as_str()) != (200, "ok\n") {
+        pod.fail("the sidecar's /livez should answer 200 ok");
+    }
+    pod.print_timeline();
+}
+
+#[test]
+#[ignore = "in real containers: tests/containers/run.sh"]
 fn native_sidecar_poststart_driven_in_kubelet_order() {
     let manifest = manifest::load("native-sidecar-poststart.yaml");
     let mut pod = Pod::new(&manifest, "driven");

@@ -1,0 +1,3 @@
+module readygate/bench/kubeprobe
+
+go 1.21
