@@ -128,7 +128,7 @@ fn header_matches(headers: &HeaderMap, expected: &HeaderMatch) -> Result<(), Fai
     }
     let shown = match crate::header::is_secret(name.as_str()) {
         true => "(value hidden)".to_string(),
-        false => quoted(&text(first).chars().take(80).collect::<String>()),
+        false => format!("\"{}\"", crate::redact::peer_text(&text(first))),
     };
     let pattern = quoted(expected.regex.as_str());
     Err(Failure::Mismatch(format!(

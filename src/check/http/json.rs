@@ -10,10 +10,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::expect::JsonField;
-use crate::redact::quoted;
-
-/// Longest server text quoted in a reason.
-const SHOWN: usize = 80;
+use crate::redact::{peer_text, quoted};
 
 /// Whether `body` holds `field`; the error is the reason, in words.
 pub fn judge(body: &[u8], field: &JsonField) -> Result<(), String> {
@@ -48,8 +45,8 @@ pub fn judge(body: &[u8], field: &JsonField) -> Result<(), String> {
             match text == *expected {
                 true => Ok(()),
                 false => Err(format!(
-                    "JSON field {field} is {}, not {}",
-                    quoted(&clip(&text)),
+                    "JSON field {field} is \"{}\", not {}",
+                    peer_text(&text),
                     quoted(expected)
                 )),
             }
@@ -57,17 +54,9 @@ pub fn judge(body: &[u8], field: &JsonField) -> Result<(), String> {
         (Some(expected), _) if raw == expected => Ok(()),
         (Some(expected), _) => Err(format!(
             "JSON field {field} is {}, not {}",
-            clip(raw),
+            peer_text(raw),
             quoted(expected)
         )),
-    }
-}
-
-/// At most [`SHOWN`] characters of `text`, marked when cut.
-fn clip(text: &str) -> String {
-    match text.char_indices().nth(SHOWN) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_string(),
     }
 }
 
@@ -360,11 +349,9 @@ mod tests {
 
     #[test]
     fn long_values_are_clipped_and_escaped() {
-        let body = format!(r#"{{"s":"{}\n"}}"#, "x".repeat(500));
+        let body = format!(r#"{{"s":"\n{}"}}"#, "x".repeat(500));
         let err = check(&body, "s=y").unwrap_err();
-        assert!(
-            err.len() < 150 && err.contains("…") && !err.contains('\n'),
-            "{err}"
-        );
+        assert!(err.starts_with(r#"JSON field s is "\nxxx"#), "{err}");
+        assert!(err.ends_with(r#"x… (202 more characters)", not "y""#), "{err}");
     }
 }
