@@ -270,10 +270,19 @@ fn policy(mode: Mode, args: &CommonArgs, pacing: Option<&PacingArgs>) -> Result<
         Mode::Wait => WAIT_TIMEOUT,
         Mode::Probe | Mode::Serve => PROBE_TIMEOUT,
     });
+    let stable_for = pacing.and_then(|p| p.stable_for).unwrap_or_default();
+    if !timeout.is_zero() && stable_for >= timeout {
+        return Err(format!(
+            "--stable-for {} is not shorter than --timeout {}: it could never be met",
+            humantime::format_duration(stable_for),
+            humantime::format_duration(timeout)
+        ));
+    }
     Ok(Policy {
         deadline: Some(timeout).filter(|timeout| !timeout.is_zero()),
         attempt_timeout,
         success_threshold: pacing.map_or(1, |pacing| pacing.success_threshold),
+        stable_for,
         any: args.any,
         invert: args.invert,
         max_attempts: (mode != Mode::Wait).then_some(1),

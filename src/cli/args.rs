@@ -103,10 +103,18 @@ pub struct PacingArgs {
     #[arg(long, env = "READYGATE_MAX_INTERVAL", value_name = "DURATION", value_parser = parse_duration)]
     pub max_interval: Option<Duration>,
 
-    /// Consecutive successful attempts a target needs.
+    /// Consecutive successful attempts a target needs, however close together (10 ms apart for
+    /// a local target): a count of attempts, unlike the kubelet's successThreshold, which
+    /// counts probes a period apart; for a time span, use --stable-for.
     #[arg(long, env = "READYGATE_SUCCESS_THRESHOLD", value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub success_threshold: u32,
+
+    /// Ready only once a target has stayed ready for DURATION, every attempt in that span
+    /// succeeding (attempts every --interval meanwhile): what the kubelet's successThreshold ×
+    /// periodSeconds gives.
+    #[arg(long, env = "READYGATE_STABLE_FOR", value_name = "DURATION", value_parser = parse_duration)]
+    pub stable_for: Option<Duration>,
 }
 
 /// One attempt per target, in parallel, then exit: for exec startup/readiness probes.
@@ -127,6 +135,9 @@ pub struct ProbeArgs {
     /// See `interval`.
     #[arg(long = "success-threshold", hide = true, value_name = "N")]
     pub success_threshold: Option<OsString>,
+    /// See `interval`.
+    #[arg(long = "stable-for", hide = true, value_name = "DURATION")]
+    pub stable_for: Option<OsString>,
 }
 
 impl ProbeArgs {
@@ -136,6 +147,7 @@ impl ProbeArgs {
             (self.interval.is_some(), "--interval"),
             (self.max_interval.is_some(), "--max-interval"),
             (self.success_threshold.is_some(), "--success-threshold"),
+            (self.stable_for.is_some(), "--stable-for"),
         ]
         .into_iter()
         .find_map(|(given, name)| given.then_some(name))

@@ -117,6 +117,7 @@ async fn wait(
         // nc -w 1, wget --timeout=1, and readygate's own default: one second per attempt.
         attempt_timeout: crate::plan::ATTEMPT_TIMEOUT,
         success_threshold: 1,
+        stable_for: Duration::ZERO,
         any: false,
         invert: false,
         max_attempts: None,

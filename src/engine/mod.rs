@@ -1,5 +1,5 @@
-//! The retry loop: deadline, attempt timeout, backoff with jitter, success threshold, any/all
-//! and invert. It knows nothing of protocols: a [`Condition`] is anything that can be attempted.
+//! The retry loop: deadline, attempt timeout, backoff with jitter, success threshold, stable-for,
+//! any/all and invert. It knows nothing of protocols: a [`Condition`] is anything that can be attempted.
 
 mod attempt;
 mod schedule;
@@ -61,6 +61,13 @@ pub enum Missed<F> {
     },
     /// With `--invert`: the target was still ready.
     StillReady,
+    /// Every attempt met the goal since `held` ago, short of the span the policy asks.
+    NotStableYet {
+        /// How long it has met the goal, as of the deadline.
+        held: Duration,
+        /// The policy's `stable_for`.
+        needed: Duration,
+    },
 }
 
 impl<F: fmt::Display> fmt::Display for Missed<F> {
@@ -71,6 +78,12 @@ impl<F: fmt::Display> fmt::Display for Missed<F> {
                 write!(f, "{waiting} within {}", humanize(*within))
             }
             Missed::StillReady => f.write_str("still ready"),
+            Missed::NotStableYet { held, needed } => write!(
+                f,
+                "stable for only {} of the {} needed",
+                humanize(*held),
+                humanize(*needed)
+            ),
         }
     }
 }
@@ -116,6 +129,9 @@ pub struct Policy {
     pub attempt_timeout: Duration,
     /// Consecutive good attempts a target needs.
     pub success_threshold: u32,
+    /// How long a target must keep meeting the goal, every attempt in that span meeting it,
+    /// before it counts (zero: at once). Attempts come at the schedule's first delay meanwhile.
+    pub stable_for: Duration,
     /// Done when any one target is ready, instead of all of them.
     pub any: bool,
     /// A target is "ready" when its attempts fail.
@@ -161,6 +177,8 @@ struct Progress<F> {
     attempt: Attempt,
     /// When the next attempt may start, if the target asked for a wait.
     not_before: Option<Instant>,
+    /// With a `stable_for`: when the run of attempts meeting the goal began, if one goes on.
+    stable_since: Option<Instant>,
 }
 
 impl<F> Default for Progress<F> {
@@ -173,6 +191,7 @@ impl<F> Default for Progress<F> {
             in_flight: None,
             attempt: Attempt::default(),
             not_before: None,
+            stable_since: None,
         }
     }
 }
@@ -271,7 +290,12 @@ pub async fn run<C: Condition>(
                 tokio::task::yield_now().await;
                 for progress in &shared {
                     let mut progress = lock(progress);
-                    if let Some(started) = progress.in_flight {
+                    // Short of its stable span: that, not the attempt in flight, is why.
+                    if let Some(since) = progress.stable_since.filter(|_| !progress.report.ready) {
+                        let held = since.elapsed();
+                        let needed = policy.stable_for;
+                        progress.report.last_error = Some(Missed::NotStableYet { held, needed });
+                    } else if let Some(started) = progress.in_flight {
                         let reason = progress.attempt.within(started.elapsed());
                         progress.ended(Some(reason), true);
                     }
@@ -306,6 +330,8 @@ async fn target_loop<C: Condition>(
     let mut watch = (policy.max_attempts != Some(1)).then(|| condition.watch());
     let mut streak = 0;
     let mut attempts = 0;
+    // With a `stable_for`: when the run of good attempts began.
+    let mut since: Option<Instant> = None;
     loop {
         let now = Instant::now();
         // Too little time left for an attempt to tell anything: the last reason stands, and
@@ -343,13 +369,24 @@ async fn target_loop<C: Condition>(
         lock(progress).ended(miss, cut);
         let delay = if good {
             streak += 1;
-            if streak >= policy.success_threshold {
+            let began = *since.get_or_insert(now);
+            if streak >= policy.success_threshold && now - began >= policy.stable_for {
                 return End::Met;
             }
+            if !policy.stable_for.is_zero() {
+                lock(progress).stable_since = Some(began);
+            }
             backoff.reset();
-            backoff.first()
+            // The attempt that completes the span comes just when it is complete.
+            let complete = (began + policy.stable_for).saturating_duration_since(Instant::now());
+            match streak >= policy.success_threshold {
+                true => backoff.first().min(complete),
+                false => backoff.first(),
+            }
         } else {
             streak = 0;
+            since = None;
+            lock(progress).stable_since = None;
             let delay = backoff.next_delay();
             // The target asked for a wait (a `Retry-After`): no sooner, though the deadline
             // still ends the wait when it comes.
@@ -438,9 +475,13 @@ fn log_progress<F: fmt::Display>(shared: &[Shared<F>], names: &[String], start: 
             }
             _ => String::new(),
         };
-        waiting.push(match &progress.report.last_error {
-            Some(reason) => format!("{name} ({reason}{asked})"),
-            None => name.clone(),
+        let stable = progress
+            .stable_since
+            .map(|since| format!("stable for {}", humanize(now - since)));
+        waiting.push(match (stable, &progress.report.last_error) {
+            (Some(stable), _) => format!("{name} ({stable})"),
+            (None, Some(reason)) => format!("{name} ({reason}{asked})"),
+            (None, None) => name.clone(),
         });
     }
     let elapsed = humanize(start.elapsed());

@@ -130,6 +130,7 @@ fn with(change: impl FnOnce(&mut Policy)) -> Policy {
         deadline: Some(10 * S),
         attempt_timeout: S,
         success_threshold: 1,
+        stable_for: Duration::ZERO,
         any: false,
         invert: false,
         max_attempts: None,
@@ -281,6 +282,60 @@ async fn success_threshold_needs_consecutive_successes() {
     let n = times.len();
     assert_eq!(times[n - 1] - times[n - 2], 10 * MS);
     assert_eq!(times[n - 2] - times[n - 3], 10 * MS);
+}
+
+#[tokio::test(start_paused = true)]
+async fn stable_for_needs_the_whole_span_with_every_attempt_good() {
+    // Up from 1s, refused at 1.2s, up for good from 1.3s: the first span breaks.
+    let flapping = script(&[(0, REFUSED), (1000, Up), (1200, REFUSED), (1300, Up)]);
+    let policy = with(|p| p.stable_for = S);
+    let (ended, took) = go(&[&flapping], LOCAL, &policy).await;
+    assert_eq!(ended, "met: ready after connection refused");
+    let times = flapping.times();
+    let began = *times.iter().find(|t| **t >= 1300 * MS).unwrap();
+    // Met by the attempt that starts just as the span is complete, not a moment later.
+    assert_eq!(took, began + S);
+    assert_eq!(*times.last().unwrap(), began + S);
+    // Within the span, attempts come at the schedule's first delay.
+    let span: Vec<_> = times.iter().filter(|t| **t >= began).collect();
+    assert!(
+        span.windows(2).all(|w| *w[1] - *w[0] <= 10 * MS),
+        "{span:?}"
+    );
+    assert!(span.len() >= 100, "{} attempts in the span", span.len());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_deadline_within_the_span_says_how_long_it_held() {
+    let up = up_from(1000);
+    let policy = with(|p| (p.stable_for, p.deadline) = (2500 * MS, Some(3 * S)));
+    let (ended, took) = go(&[&up], LOCAL, &policy).await;
+    assert_eq!(ended, "missed: stable for only 2.0s of the 2.5s needed");
+    assert_eq!(took, 3 * S);
+    // Zero asks for no span: ready at the first success.
+    let policy = with(|p| p.stable_for = Duration::ZERO);
+    let (ended, took) = go(&[&up_from(1000)], LOCAL, &policy).await;
+    assert_eq!(ended, "met: ready after connection refused");
+    assert!(took <= 1100 * MS, "{took:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn stable_for_with_invert_waits_for_a_span_of_failures_and_a_threshold_for_both() {
+    // Up until 1s, then refused: inverted, the goal is met once refused for 500ms.
+    let going = script(&[(0, Up), (1000, REFUSED)]);
+    let policy = with(|p| (p.invert, p.stable_for) = (true, 500 * MS));
+    let (ended, took) = go(&[&going], LOCAL, &policy).await;
+    assert_eq!(ended, "met: ready after still ready");
+    let began = *going.times().iter().find(|t| **t >= S).unwrap();
+    assert_eq!(took, began + 500 * MS);
+    // With a threshold as well, both must hold. Attempts 400ms apart: the fourth success
+    // comes at 1.2s, after 500ms of span; three successes by 800ms, short of a 1s span, whose
+    // last attempt comes when the span is complete.
+    for (stable_for, threshold, met_at) in [(500, 4, 1200), (1000, 3, 1000), (500, 1, 500)] {
+        let policy = with(|p| (p.stable_for, p.success_threshold) = (stable_for * MS, threshold));
+        let (ended, took) = go(&[&up_from(0)], steady(400 * MS), &policy).await;
+        assert_eq!((ended.as_str(), took), ("met: ready", met_at * MS));
+    }
 }
 
 #[tokio::test(start_paused = true)]

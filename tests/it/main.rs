@@ -27,6 +27,7 @@ mod serve;
 mod serve_hostile;
 mod sidecar;
 mod signals;
+mod stable_for;
 mod static_root;
 mod tls;
 mod wait_for;

@@ -352,6 +352,9 @@ mod tests {
         let body = format!(r#"{{"s":"\n{}"}}"#, "x".repeat(500));
         let err = check(&body, "s=y").unwrap_err();
         assert!(err.starts_with(r#"JSON field s is "\nxxx"#), "{err}");
-        assert!(err.ends_with(r#"x… (202 more characters)", not "y""#), "{err}");
+        assert!(
+            err.ends_with(r#"x… (202 more characters)", not "y""#),
+            "{err}"
+        );
     }
 }
