@@ -27,6 +27,7 @@ mod run;
 mod serve;
 mod status;
 mod target;
+mod version;
 
 use std::process::ExitCode;
 

@@ -19,7 +19,7 @@ use crate::status::StatusRanges;
 #[derive(Debug, Parser)]
 #[command(
     name = "readygate",
-    version,
+    version = crate::version::VERSION,
     about = "Make Kubernetes workloads start in the right order: wait until TCP ports, HTTP \
              endpoints, files, Unix sockets and gRPC services are ready.",
     // Without a command, say so in one line rather than print the help as an error.

@@ -234,6 +234,19 @@ fn docs_cli_md_lists_every_command_option_and_variable_help_shows() {
     }
 }
 
+/// The contract shows `--version`'s line in the form the binary prints it.
+#[test]
+fn docs_cli_md_shows_the_version_line_the_binary_prints() {
+    let printed = output(&["--version"]);
+    let commit_at = printed.find("(commit ").expect("--version names the commit");
+    let documented = format!("`{}(commit COMMIT, TARGET)`", &printed[..commit_at])
+        .replace(env!("CARGO_PKG_VERSION"), "VERSION");
+    assert!(
+        contract().contains(&documented),
+        "docs/cli.md lacks {documented} (the binary prints {printed:?})"
+    );
+}
+
 #[test]
 fn every_option_docs_cli_md_documents_is_one_the_binary_has() {
     let contract = contract();

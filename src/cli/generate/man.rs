@@ -14,7 +14,8 @@ use crate::cli::Cli;
 /// The page; non-ASCII characters (the help's `…`) become groff escapes, so that troff reads
 /// it without preconv.
 fn man_page() -> String {
-    let mut cmd = Cli::command();
+    // The page names the release only: it must not change with every commit.
+    let mut cmd = Cli::command().version(env!("CARGO_PKG_VERSION"));
     cmd.build();
     let top = Man::new(cmd.clone());
     let mut roff = Vec::new();
