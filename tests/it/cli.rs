@@ -898,7 +898,11 @@ fn version_names_the_release_the_commit_and_the_target() {
     outcome.expect_code(0);
     let line = outcome.stdout.trim_end();
     let rest = line
-        .strip_prefix(concat!("readygate ", env!("CARGO_PKG_VERSION"), " (commit "))
+        .strip_prefix(concat!(
+            "readygate ",
+            env!("CARGO_PKG_VERSION"),
+            " (commit "
+        ))
         .unwrap_or_else(|| panic!("{line:?}"));
     let (commit, target) = rest
         .strip_suffix(')')
@@ -915,7 +919,11 @@ fn version_names_the_release_the_commit_and_the_target() {
         .ok()
         .filter(|head| head.status.success());
     if let Some(head) = head {
-        assert_eq!(commit, String::from_utf8_lossy(&head.stdout).trim(), "{line:?}");
+        assert_eq!(
+            commit,
+            String::from_utf8_lossy(&head.stdout).trim(),
+            "{line:?}"
+        );
     }
     assert!(
         target.starts_with(&format!("{}-", std::env::consts::ARCH)) && target.contains("-linux-"),

@@ -238,7 +238,9 @@ fn docs_cli_md_lists_every_command_option_and_variable_help_shows() {
 #[test]
 fn docs_cli_md_shows_the_version_line_the_binary_prints() {
     let printed = output(&["--version"]);
-    let commit_at = printed.find("(commit ").expect("--version names the commit");
+    let commit_at = printed
+        .find("(commit ")
+        .expect("--version names the commit");
     let documented = format!("`{}(commit COMMIT, TARGET)`", &printed[..commit_at])
         .replace(env!("CARGO_PKG_VERSION"), "VERSION");
     assert!(
