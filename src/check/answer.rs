@@ -5,6 +5,7 @@
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::Context;
+use crate::engine::{waiting_for, NOTHING_YET, TLS_HANDSHAKE};
 use crate::error::{describe_io, Failure};
 use crate::net::tls::{self, Alpn};
 use crate::net::transport::{connect_tcp, BoxedIo};
@@ -35,7 +36,9 @@ impl Exchange {
     ) -> Result<Exchange, Failure> {
         let mut stream: BoxedIo = Box::new(connect_tcp(endpoint).await?);
         if let Some(context) = tls {
+            waiting_for(TLS_HANDSHAKE);
             stream = tls::connect(stream, &endpoint.host, Alpn::None, context.tls()?).await?;
+            waiting_for(NOTHING_YET);
         }
         Ok(Exchange {
             stream,
@@ -96,9 +99,19 @@ impl Exchange {
         }
     }
 
-    /// Everything until the server closes the connection (at most the cap, and not nothing).
-    pub async fn until_closed(&mut self) -> Result<Vec<u8>, Failure> {
-        while self.fill().await? {}
+    /// Everything until the server closes the connection (at most the cap, and not nothing),
+    /// unless what came so far already shows another protocol (`plausible` says no): then its
+    /// first bytes are the reason at once, rather than a timeout waiting for a close that a
+    /// server of another kind may never make.
+    pub async fn until_closed_if(
+        &mut self,
+        plausible: impl Fn(&[u8]) -> bool,
+    ) -> Result<Vec<u8>, Failure> {
+        while self.fill().await? {
+            if !plausible(&self.buffer) {
+                return Err(self.unexpected(&self.buffer));
+            }
+        }
         match self.buffer.is_empty() {
             true => Err(self.closed()),
             false => Ok(std::mem::take(&mut self.buffer)),
@@ -170,13 +183,13 @@ mod tests {
         let mut x100 = answered(&[b'x'; 100], "a Redis", 10).await;
         assert_eq!(reason(x100.line().await), capped);
         let mut x100 = answered(&[b'x'; 100], "a Redis", 10).await;
-        assert_eq!(reason(x100.until_closed().await), capped);
+        assert_eq!(reason(x100.until_closed_if(|_| true).await), capped);
         let closed = "connection closed without an answer (not a Redis server?)";
         let mut nothing = answered(b"", "a Redis", MAX_ANSWER).await;
         assert_eq!(reason(nothing.exact(4).await), closed);
         let closed = "connection closed without an answer (not a ZooKeeper server?)";
         let mut nothing = answered(b"", "a ZooKeeper", MAX_ANSWER).await;
-        assert_eq!(reason(nothing.until_closed().await), closed);
+        assert_eq!(reason(nothing.until_closed_if(|_| true).await), closed);
         let short = "not a Redis answer: \"ab\"";
         let mut ab = answered(b"ab", "a Redis", MAX_ANSWER).await;
         assert_eq!(reason(ab.exact(4).await), short);

@@ -178,7 +178,7 @@ pub async fn connect(
     if !tls {
         return Ok(stream);
     }
-    waiting_for("TLS handshake not complete");
+    waiting_for(crate::engine::TLS_HANDSHAKE);
     crate::net::tls::connect(stream, &endpoint.host, alpn, context.tls()?).await
 }
 

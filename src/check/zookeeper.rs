@@ -5,11 +5,19 @@ use super::answer::{find, server_text, Exchange};
 use crate::error::Failure;
 use crate::target::Endpoint;
 
-/// One attempt: `srvr`, then the answer up to the server's close.
+/// How the answers of a ZooKeeper server to `srvr` start: serving, not serving, not allowed.
+const STARTS: [&[u8]; 3] = [
+    b"Zookeeper version:",
+    b"This ZooKeeper instance is not currently serving requests",
+    b"srvr is not executed because",
+];
+
+/// One attempt: `srvr`, then the answer up to the server's close, or as soon as its first bytes
+/// are none of a ZooKeeper's (a server of another kind may hold the connection open).
 pub async fn check(endpoint: &Endpoint) -> Result<(), Failure> {
     let mut exchange = Exchange::open(endpoint, None, "a ZooKeeper").await?;
     exchange.send(b"srvr").await?;
-    let answer = exchange.until_closed().await?;
+    let answer = exchange.until_closed_if(zookeeper_so_far).await?;
     let has = |words: &[u8]| find(&answer, words).is_some();
     if answer.starts_with(b"Zookeeper version:") && has(b"\nMode: ") {
         Ok(())
@@ -18,4 +26,12 @@ pub async fn check(endpoint: &Endpoint) -> Result<(), Failure> {
     } else {
         Err(exchange.unexpected(&answer))
     }
+}
+
+/// Whether `seen`, the start of an answer, may still be a ZooKeeper's.
+fn zookeeper_so_far(seen: &[u8]) -> bool {
+    STARTS.iter().any(|start| {
+        let n = seen.len().min(start.len());
+        seen[..n] == start[..n]
+    })
 }

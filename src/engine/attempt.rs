@@ -13,6 +13,8 @@ use super::Missed;
 
 /// The words for an attempt that says nothing: nothing has answered yet.
 pub const NOTHING_YET: &str = "no answer";
+/// The words for an attempt cut inside a TLS handshake, whatever the kind.
+pub const TLS_HANDSHAKE: &str = "TLS handshake not complete";
 
 tokio::task_local! {
     /// The attempt in progress, set by the engine around each attempt.

@@ -13,7 +13,7 @@ use tokio::task::JoinSet;
 use tokio::time::{sleep, sleep_until, timeout_at, Instant};
 
 use attempt::Attempt;
-pub use attempt::{attempt_end, retry_not_before, waiting_for, NOTHING_YET};
+pub use attempt::{attempt_end, retry_not_before, waiting_for, NOTHING_YET, TLS_HANDSHAKE};
 pub use schedule::{Backoff, Schedule};
 
 /// The runtime every command runs on: one thread, with I/O (and signals) and timers.
@@ -315,6 +315,10 @@ pub async fn run<C: Condition>(
     }
 }
 
+/// The longest wait a target may ask for (a `Retry-After`), unless the schedule's cap
+/// (`--max-interval`) is longer: a server's mistake must not stop retries for days.
+const MAX_ASKED_WAIT: Duration = Duration::from_secs(300);
+
 /// Attempts one condition until it meets the goal, runs out of attempts, or can never be ready.
 /// Deadline expiry is handled by the caller, which drops this future.
 async fn target_loop<C: Condition>(
@@ -389,8 +393,10 @@ async fn target_loop<C: Condition>(
             lock(progress).stable_since = None;
             let delay = backoff.next_delay();
             // The target asked for a wait (a `Retry-After`): no sooner, though the deadline
-            // still ends the wait when it comes.
-            match attempt.not_before() {
+            // still ends the wait when it comes, and a wait longer than the cap (a server's
+            // `Retry-After: 999999999`) is the cap.
+            let cap = MAX_ASKED_WAIT.max(backoff.max());
+            match attempt.not_before().map(|asked| asked.min(cap)) {
                 Some(asked) if asked > delay => {
                     let asked_text = humanize(asked);
                     tracing::debug!("{name}: next attempt in {asked_text}, as the target asked");

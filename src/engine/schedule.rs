@@ -57,6 +57,11 @@ impl Backoff {
         }
     }
 
+    /// The cap on the delays.
+    pub fn max(&self) -> Duration {
+        self.schedule.max
+    }
+
     /// The next delay: uniform in `[base/2, base]`, after which `base` grows up to the cap.
     pub fn next_delay(&mut self) -> Duration {
         let half = self.base / 2;

@@ -183,3 +183,23 @@ fn a_token_file_over_64_kib_is_refused_not_cut_and_sent() {
         .outcome()
         .expect_code(0);
 }
+
+#[test]
+fn an_api_server_that_stalls_the_tls_handshake_is_said_so() {
+    let api = ApiServer::start(TOKEN);
+    let silent = crate::support::raw::Peer::start(crate::support::raw::silent);
+    let out = api
+        .readygate([
+            "probe",
+            "-t",
+            "5s",
+            "--attempt-timeout",
+            "500ms",
+            "k8s://job/migrate",
+        ])
+        .env("KUBERNETES_SERVICE_PORT", silent.addr.port().to_string())
+        .outcome();
+    out.expect_code(1)
+        .expect_stdout("k8s://job/migrate: TLS handshake not complete within 500ms");
+    assert!(silent.accepted() >= 1);
+}

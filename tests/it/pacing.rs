@@ -133,3 +133,29 @@ fn a_remote_name_is_polled_gently_and_localhost_fast() {
     let made = attempts(&local.stderr);
     assert!(made >= 20, "{made} attempts: {local:#?}");
 }
+
+#[test]
+fn a_retry_after_of_decades_is_capped_at_five_minutes_or_the_max_interval() {
+    let far = "Fri, 31 Dec 9999 23:59:59 GMT";
+    for (value, extra, capped) in [
+        ("999999999", &[][..], "300.0s"),
+        (far, &[][..], "300.0s"),
+        (
+            "999999999",
+            &["--interval", "1s", "--max-interval", "10m"][..],
+            "600.0s",
+        ),
+    ] {
+        let server =
+            HttpServer::start(move |_, _| Answer::status(503).header("Retry-After", value));
+        // No deadline: only the cap stands between the server's mistake and a wait of decades.
+        let mut command = readygate(["wait", "-v", "-t", "0"]);
+        command.args(extra).arg(server.url("/"));
+        let mut running = crate::support::Running::spawn(&mut command);
+        running.line(&format!("next attempt in {capped}, as the target asked"));
+        running.signal(libc::SIGTERM);
+        let out = running.finish();
+        assert!(!out.stderr.contains("next attempt in 999"), "{out:#?}");
+        assert_eq!(server.hits(), 1);
+    }
+}

@@ -55,6 +55,7 @@ pub async fn fetch<T: DeserializeOwned>(
     let host = &cluster.api.endpoint.host;
     let stream: BoxedIo = Box::new(connect_tcp(&cluster.api.endpoint).await?);
     let trust = "not the one in the service account's ca.crt";
+    crate::engine::waiting_for(crate::engine::TLS_HANDSHAKE);
     let stream = crate::net::tls::connect_with(stream, host, &cluster.tls, trust).await?;
     let (status, body) = roundtrip(stream, request, |response| async move {
         let status = response.status().as_u16();

@@ -44,14 +44,63 @@ fn a_silent_listener_is_not_ready_within_the_attempt_timeout() {
         .expect_code(1)
         .expect_ended_at(Duration::from_millis(500));
     for target in &targets {
+        // Over TLS, the silence is inside the handshake, and the reason says so as https's does.
+        let waited = match target.starts_with("rediss:") || target.starts_with("amqps:") {
+            true => "TLS handshake not complete",
+            false => "no answer",
+        };
         assert!(
             outcome
                 .stdout
-                .contains(&format!("{target}: no answer within 500ms")),
+                .contains(&format!("{target}: {waited} within 500ms")),
             "{target}: {outcome:#?}"
         );
     }
     assert!(peer.accepted() >= SCHEMES.len());
+}
+
+/// Answers anything with `answer`, then holds the connection open, reading, as a server of
+/// another protocol may.
+fn answers_and_holds(answer: &'static [u8]) -> impl Fn(TcpStream) + Send + Sync + 'static {
+    move |mut stream: TcpStream| {
+        let mut request = [0u8; 256];
+        let _ = stream.read(&mut request);
+        let _ = stream.write_all(answer);
+        while stream.read(&mut request).is_ok_and(|n| n > 0) {}
+    }
+}
+
+#[test]
+fn zk_quotes_the_first_bytes_of_another_protocol_that_holds_the_connection_open() {
+    for (answer, shown) in [
+        (
+            &b"HTTP/1.1 400 Bad Request\r\n\r\n"[..],
+            "\"HTTP/1.1 400 Bad Request\\r\\n\\r\\n\"",
+        ),
+        (
+            b"SSH-2.0-OpenSSH_9.2p1\r\n",
+            "\"SSH-2.0-OpenSSH_9.2p1\\r\\n\"",
+        ),
+        (
+            b"-ERR unknown command 'srvr'\r\n",
+            "\"-ERR unknown command \\'srvr\\'\\r\\n\"",
+        ),
+    ] {
+        let peer = Peer::start_with(answers_and_holds(answer));
+        let target = peer.url("zk", "");
+        readygate(["probe", "-t", "10s", &target])
+            .outcome()
+            .expect_code(1)
+            .expect_stdout(&format!("{target}: not a ZooKeeper answer: {shown}"))
+            .expect_faster_than(Duration::from_secs(5));
+    }
+    // The start of a ZooKeeper's answer, then nothing: that one is waited for.
+    let peer = Peer::start_with(answers_and_holds(b"Zookeeper version: 3.8"));
+    let target = peer.url("zk", "");
+    readygate(["probe", "-t", "2s", "--attempt-timeout", "500ms", &target])
+        .outcome()
+        .expect_code(1)
+        .expect_stdout(&format!("{target}: no answer within 500ms"));
 }
 
 #[test]
@@ -101,4 +150,31 @@ fn server_text_in_a_reason_has_its_control_characters_escaped() {
         outcome.stdout,
         format!("{target}: LOADING \\u{{1b}}]0;owned\\u{{7}}\\u{{1b}}[2J still\n")
     );
+}
+
+/// Answers every Redis command with an error carrying a line separator and bidi controls.
+fn invisible_redis(mut stream: TcpStream) {
+    let mut request = [0u8; 256];
+    let _ = stream.read(&mut request);
+    let text = "-LOADING a\u{2028}b\u{2029}c \u{202E}gnp.exe\u{2066} d\u{200B}\r\n";
+    let _ = stream.write_all(text.as_bytes());
+}
+
+#[test]
+fn line_separators_and_bidi_controls_from_a_server_are_escaped_in_text_and_json() {
+    let peer = Peer::start(invisible_redis);
+    let target = peer.url("redis", "");
+    let shown = "LOADING a\\u{2028}b\\u{2029}c \\u{202e}gnp.exe\\u{2066} d\\u{200b}";
+    let probe = readygate(["probe", &target]).outcome();
+    probe
+        .expect_code(1)
+        .expect_stdout(&format!("{target}: {shown}"));
+    for format in ["text", "json"] {
+        let wait = readygate(["wait", "--log-format", format, "-t", "300ms", &target]).outcome();
+        wait.expect_code(1).expect_stderr("gnp.exe");
+        let raw = ['\u{2028}', '\u{2029}', '\u{202E}', '\u{2066}', '\u{200B}'];
+        for out in [&probe.stdout, &wait.stderr] {
+            assert!(!out.contains(raw), "{format}: {out}");
+        }
+    }
 }

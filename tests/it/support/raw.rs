@@ -25,14 +25,21 @@ pub struct Peer {
 impl Peer {
     /// Starts a peer on a free loopback port.
     pub fn start(behaviour: Behaviour) -> Peer {
+        Peer::start_with(behaviour)
+    }
+
+    /// As [`Peer::start`], with a behaviour made for the test (a closure).
+    pub fn start_with(behaviour: impl Fn(TcpStream) + Send + Sync + 'static) -> Peer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind hostile peer");
         let addr = listener.local_addr().expect("local addr");
         let accepted = Arc::new(AtomicUsize::new(0));
         let counter = accepted.clone();
+        let behaviour = Arc::new(behaviour);
         thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
                 counter.fetch_add(1, Ordering::SeqCst);
+                let behaviour = behaviour.clone();
                 thread::spawn(move || behaviour(stream));
             }
         });
