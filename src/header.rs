@@ -6,9 +6,6 @@ use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::redact::quoted;
 
-/// Header names whose values are secrets: cut off a malformed header line that starts so.
-const SECRET_HEADERS: [&str; 3] = ["authorization", "proxy-authorization", "cookie"];
-
 /// One extra request header; its `Display` hides the value of secret headers.
 #[derive(Debug, Clone)]
 pub struct Header {
@@ -68,24 +65,49 @@ impl clap::builder::TypedValueParser for HeaderParser {
     }
 }
 
-/// Whether a header with this name carries a secret (`Authorization`, `Cookies`, `X-Api-Key`,
-/// `X-Auth-Token`): such values are hidden, and not carried to another origin.
+/// Whether a header with this name carries a secret (`Authorization`, `Cookie`, `X-Api-Key`,
+/// `X-Auth-Token`; [`crate::redact::looks_secret`]): such values are hidden, and not carried
+/// to another origin.
 pub fn is_secret(name: &str) -> bool {
-    crate::redact::names_secret(name, &["cookie", "key"])
+    crate::redact::looks_secret(name)
 }
 
-/// A header line as typed, with everything after a secret name cut off (whatever separates
-/// them: a space, a tab, `=`, nothing).
+/// A malformed header line as typed, unless the name it starts with (its first characters that
+/// a header name may hold) looks secret. Then only that name and `***`, and the name only when
+/// it ends in a secret word (`X-Api-Key`, `Authorization`): in `AuthorizationHunter2` nothing
+/// tells the name from the value.
 fn redacted_text(text: &str) -> String {
+    const ENDINGS: [&str; 19] = [
+        "authorization",
+        "authentication",
+        "auth",
+        "token",
+        "key",
+        "keys",
+        "apikey",
+        "secret",
+        "password",
+        "passwd",
+        "pass",
+        "pwd",
+        "cookie",
+        "cookies",
+        "session",
+        "credential",
+        "credentials",
+        "signature",
+        "sig",
+    ];
     let trimmed = text.trim_start();
-    let secret = SECRET_HEADERS.iter().find_map(|s| {
-        trimmed
-            .get(..s.len())
-            .filter(|start| start.eq_ignore_ascii_case(s))
-    });
-    match secret {
-        Some(name) => format!("{name}: ***"),
-        None => text.to_string(),
+    let in_name = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    let name = &trimmed[..trimmed.find(|c: char| !in_name(c)).unwrap_or(trimmed.len())];
+    if !is_secret(name) {
+        return text.to_string();
+    }
+    let ending = crate::redact::name_parts(name).pop().unwrap_or_default();
+    match ENDINGS.contains(&ending.as_str()) && name.len() < trimmed.len() {
+        true => format!("{name}: ***"),
+        false => "***".to_string(),
     }
 }
 
@@ -149,6 +171,14 @@ mod tests {
             .value
             .is_sensitive());
         for typo in [
+            "X-Auth-Token=hunter2",
+            "X-Api-Key hunter2",
+            "X-Api-Key\thunter2",
+            "Private-Token\u{2003}hunter2",
+            "X-Vault-Token  hunter2",
+            "api_key=hunter2",
+            "X-Api-Key hunter2:x",
+            "X-Auth-Tokenhunter2",
             "Cookie: a=\u{7f}hunter2",
             "Authorization hunter2",
             "Authorization\thunter2",

@@ -24,12 +24,14 @@ mod redact;
 mod regular_file;
 mod report;
 mod run;
+mod secrets;
 mod serve;
 mod status;
 mod target;
 mod version;
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Parser;
 
@@ -45,13 +47,16 @@ fn main() -> ExitCode {
 
 /// Runs readygate (or the tool it was invoked as) and returns the exit status.
 fn readygate() -> u8 {
+    // Known before anything is parsed, so that no usage error can quote them.
+    let secrets = secrets::Secrets::of_invocation();
+    output::hide(secrets.clone());
     if let Some(status) = compat::dispatch() {
         return status;
     }
     let exit = match Cli::try_parse() {
         Err(err) => usage_error(err),
         Ok(cli) => match engine::runtime() {
-            Ok(runtime) => runtime.block_on(run(cli)),
+            Ok(runtime) => runtime.block_on(run(cli, secrets)),
             // The environment lacks what a runtime needs (descriptors, threads): not a usage
             // error.
             Err(err) => Exit::Failed(format!("cannot start: {}", error::describe_io(&err))),
@@ -60,12 +65,12 @@ fn readygate() -> u8 {
     exit.report()
 }
 
-/// Dispatches the parsed command.
-async fn run(cli: Cli) -> Exit {
+/// Dispatches the parsed command; `secrets` learns those the plan finds.
+async fn run(cli: Cli, secrets: Arc<secrets::Secrets>) -> Exit {
     match cli.command {
         Command::Wait(args) => {
             let on_exit = args.on_exit.clone().filter(|_| !args.command.is_empty());
-            match Plan::for_wait(args, &cli.log) {
+            match Plan::for_wait(args, &cli.log, secrets) {
                 Ok(plan) => run::wait_or_probe(plan).await,
                 Err(message) => {
                     // The sidecar waits for this notice whatever went wrong: a Job whose
@@ -77,7 +82,7 @@ async fn run(cli: Cli) -> Exit {
                 }
             }
         }
-        Command::Probe(args) => match Plan::for_probe(args, &cli.log) {
+        Command::Probe(args) => match Plan::for_probe(args, &cli.log, secrets) {
             Ok(plan) => run::wait_or_probe(plan).await,
             Err(message) => Exit::Usage(message),
         },

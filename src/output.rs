@@ -1,15 +1,19 @@
 //! Every line readygate writes to stderr or stdout passes here: secrets are hidden once for all
-//! of them ([`crate::redact::secrets`]), and a reader that stops reading (a full pipe, a
-//! stopped terminal) never blocks the engine. Lines go to a writer thread through a channel
-//! bounded in bytes; a line too long is cut, what does not fit is dropped and counted, and exit
-//! waits only briefly, then says how many lines it could not write.
+//! of them (the run's known ones and whatever looks like one, [`Secrets::hide`]), and a reader
+//! that stops reading (a full pipe, a stopped terminal) never blocks the engine. Lines go to a
+//! writer thread through a channel bounded in bytes; a line too long is cut, what does not fit
+//! is dropped and counted, and exit waits only briefly, then says how many lines it could not
+//! write.
+
 use std::io::Write;
 use std::mem::ManuallyDrop;
 use std::os::fd::FromRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+use crate::secrets::Secrets;
 
 /// Most bytes queued for one stream; past it lines are dropped (and counted).
 const QUEUE_BYTES: usize = 1 << 20;
@@ -35,6 +39,23 @@ pub fn stderr(line: &str) {
 /// Writes `line` (a newline is added) to stdout, secrets hidden.
 pub fn stdout(line: &str) {
     sink(Stream::Out).push(line);
+}
+
+/// The run's secrets, hidden from every line: set once, as the run starts. The streams are
+/// the process's, so what they must never show is kept with them.
+static SECRETS: OnceLock<Arc<Secrets>> = OnceLock::new();
+
+/// Hides `secrets` (and whatever they learn later) from every line from now on.
+pub fn hide(secrets: Arc<Secrets>) {
+    let _ = SECRETS.set(secrets);
+}
+
+/// `line` as it may be written: the run's secrets and whatever looks like one hidden.
+fn hidden(line: &str) -> String {
+    match SECRETS.get() {
+        Some(secrets) => secrets.hide(line),
+        None => crate::redact::secrets(line),
+    }
 }
 
 /// Makes readygate's own notes (lines dropped or lost) JSON lines, as the logs are.
@@ -222,7 +243,7 @@ impl Sink {
 
     /// Never blocks: sending wakes the writer only when it is waiting for lines.
     fn push(&self, line: &str) {
-        let mut bytes = crate::redact::secrets(&cut(line)).into_bytes();
+        let mut bytes = hidden(&cut(line)).into_bytes();
         bytes.push(b'\n');
         let Some(queue) = &self.queue else {
             let _ = raw(self.stream).write_all(&bytes);

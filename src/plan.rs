@@ -3,6 +3,7 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::check::{Options, Redirects};
@@ -10,6 +11,7 @@ use crate::cli::{self, CommonArgs, LogArgs, PacingArgs, ProbeArgs, WaitArgs};
 use crate::engine::{Policy, Schedule};
 use crate::log::LogSettings;
 use crate::process::sidecar::{Legacy, Native, Side};
+use crate::secrets::Secrets;
 use crate::target::{HttpTarget, Kind, Target};
 
 /// `wait`'s default deadline.
@@ -69,6 +71,9 @@ pub struct Plan {
     pub disabled: bool,
     /// The targets came from the command line, not from `READYGATE_TARGETS`.
     pub from_command_line: bool,
+    /// Every secret of the run, hidden from all it writes: its URLs' passwords, its secret
+    /// headers' values, and the service-account token once read.
+    pub secrets: Arc<Secrets>,
 }
 
 /// The hint for a target that looks like the command.
@@ -76,13 +81,14 @@ pub const FORGOT_DASHES: &str = "did you forget \"--\" before the command?";
 
 impl Plan {
     /// The plan of `readygate wait`.
-    pub fn for_wait(args: WaitArgs, log: &LogArgs) -> Result<Plan, String> {
+    pub fn for_wait(args: WaitArgs, log: &LogArgs, secrets: Arc<Secrets>) -> Result<Plan, String> {
         let on_exit = match &args.on_exit {
             None => None,
             Some(_) if args.command.is_empty() => {
                 return Err("--on-exit needs a command after --".into())
             }
             Some(url) => match Target::parse(url)
+                .inspect(|_| secrets.learn_urls(url))
                 .map_err(|e| format!("--on-exit: {e}"))?
                 .kind
             {
@@ -91,14 +97,19 @@ impl Plan {
             },
         };
         let may_forget = args.command.is_empty();
-        let mut plan = Plan::common(Mode::Wait, args.common, Some(&args.pacing), log, may_forget)?;
+        let pacing = Some(&args.pacing);
+        let mut plan = Plan::common(Mode::Wait, args.common, pacing, log, may_forget, secrets)?;
         plan.command = args.command;
         plan.on_exit = on_exit;
         Ok(plan)
     }
 
     /// The plan of `readygate probe`.
-    pub fn for_probe(args: ProbeArgs, log: &LogArgs) -> Result<Plan, String> {
+    pub fn for_probe(
+        args: ProbeArgs,
+        log: &LogArgs,
+        secrets: Arc<Secrets>,
+    ) -> Result<Plan, String> {
         if let Some(first) = args.command.first() {
             return Err(format!(
                 "probe takes no command ({} after --): it makes one attempt and exits; to run a \
@@ -112,7 +123,7 @@ impl Plan {
                  periodSeconds and successThreshold pace probes)"
             ));
         }
-        Plan::common(Mode::Probe, args.common, None, log, false)
+        Plan::common(Mode::Probe, args.common, None, log, false, secrets)
     }
 
     /// Whether the user may have meant target `index` (counted from 0) as the command: `wait`
@@ -136,9 +147,14 @@ impl Plan {
         pacing: Option<&PacingArgs>,
         log: &LogArgs,
         may_forget: bool,
+        secrets: Arc<Secrets>,
     ) -> Result<Plan, String> {
         let from_command_line = !args.targets.is_empty();
-        let targets = targets(&args.targets, may_forget)?;
+        let targets = targets(&args.targets, may_forget, &secrets)?;
+        let secret_headers = args.headers.iter().filter(|h| h.value.is_sensitive());
+        for header in secret_headers {
+            secrets.learn_header_value(header.value.as_bytes());
+        }
         let policy = policy(mode, &args, pacing)?;
         let explicit = pacing.and_then(explicit_schedule);
         let through_socket = args.unix_socket.is_some();
@@ -162,7 +178,10 @@ impl Plan {
         // (the same manifest runs anywhere).
         let k8s = !disabled && targets.iter().any(|t| matches!(t.kind, Kind::K8s(_)));
         let k8s = k8s
-            .then(|| crate::check::k8s::Cluster::find(args.k8s_serviceaccount_dir.as_deref()))
+            .then(|| {
+                let dir = args.k8s_serviceaccount_dir.as_deref();
+                crate::check::k8s::Cluster::find(dir, secrets.clone())
+            })
             .transpose()?;
         let usual = match mode {
             Mode::Wait | Mode::Serve => tracing::Level::INFO,
@@ -209,13 +228,15 @@ impl Plan {
             log: log_settings(log, usual),
             from_command_line,
             disabled,
+            secrets,
         })
     }
 }
 
 /// The targets from the command line, else from `READYGATE_TARGETS` (comma-separated). With
 /// `may_forget`, a later target on the command line that does not parse may be the command.
-fn targets(given: &[String], may_forget: bool) -> Result<Vec<Target>, String> {
+/// Each target's password is learned as a secret of the run.
+fn targets(given: &[String], may_forget: bool, secrets: &Secrets) -> Result<Vec<Target>, String> {
     let from_env;
     let texts: Vec<&str> = if given.is_empty() {
         from_env = env("READYGATE_TARGETS")?.unwrap_or_default();
@@ -235,6 +256,7 @@ fn targets(given: &[String], may_forget: bool) -> Result<Vec<Target>, String> {
         .into_iter()
         .enumerate()
         .map(|(index, text)| {
+            secrets.learn_urls(text);
             Target::parse(text).map_err(|message| match hint && index > 0 {
                 true => format!("{message} ({FORGOT_DASHES})"),
                 false => message,

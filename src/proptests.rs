@@ -144,7 +144,7 @@ proptest! {
 
     #[test]
     fn secret_header_values_never_show(
-        name in "Authorization|proxy-authorization|COOKIE",
+        name in "Authorization|proxy-authorization|COOKIE|X-Auth-Token|X-Api-Key|Private-Token|X-Vault-Token|api_key",
         separator in "(: |:| |\t|=)?",
         before in "\\PC{0,5}",
         after in "\\PC{0,5}",
@@ -253,8 +253,8 @@ proptest! {
             }
             Ok(cli) => {
                 let plan = match cli.command {
-                    Command::Wait(args) => Plan::for_wait(args, &cli.log),
-                    Command::Probe(args) => Plan::for_probe(args, &cli.log),
+                    Command::Wait(args) => Plan::for_wait(args, &cli.log, Default::default()),
+                    Command::Probe(args) => Plan::for_probe(args, &cli.log, Default::default()),
                     _ => return Ok(()),
                 };
                 if let Err(message) = plan {

@@ -71,10 +71,77 @@ pub fn secrets(text: &str) -> String {
 /// [`secrets`] for one word.
 fn word_secrets(word: &str) -> String {
     let word = match hidden_range(word) {
-        Some(range) => format!("{}***{}", &word[..range.start], &word[range.end..]),
-        None => word.to_string(),
+        // `PASSWORD` is the placeholder of readygate's own hints (`redis://:PASSWORD@HOST`); a
+        // password that really is `PASSWORD` is a known secret, hidden before this pass.
+        Some(range) if &word[range.clone()] != PLACEHOLDER => {
+            format!("{}***{}", &word[..range.start], &word[range.end..])
+        }
+        _ => word.to_string(),
     };
     query_hidden(&word)
+}
+
+/// What hints write where a password goes.
+const PLACEHOLDER: &str = "PASSWORD";
+
+/// The userinfo of every URL in `text` (an argument, a variable's value): what follows a
+/// scheme's `:/` up to the last `@` before the next URL, whatever it holds (white space too),
+/// when it holds a `:` (`user:password`) or is a lone token without a `/` (not a path's `@`).
+pub fn userinfos(text: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    for url in urls(text) {
+        let Some(at) = url.rfind('@') else {
+            continue;
+        };
+        let userinfo = &url[..at];
+        let lone_token = !userinfo.is_empty() && !userinfo.contains('/');
+        if userinfo.contains(':') || lone_token {
+            found.push(userinfo);
+        }
+    }
+    found
+}
+
+/// The values of the secret-looking query parameters of every URL in `text` (an argument, a
+/// variable's value), whatever they hold up to the next `&`, `;` or `#`.
+pub fn query_secrets(text: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    for url in urls(text) {
+        let host_on = url.rfind('@').map_or(0, |at| at + 1);
+        let Some(question) = url[host_on..].find('?').map(|q| host_on + q) else {
+            continue;
+        };
+        let query = url[question + 1..].split('#').next().unwrap_or_default();
+        for pair in query.split(['&', ';']) {
+            match pair.split_once('=') {
+                Some((name, value)) if looks_secret(name) && !value.is_empty() => {
+                    found.push(value);
+                }
+                _ => {}
+            }
+        }
+    }
+    found
+}
+
+/// Each URL of `text` after its scheme's `:/` and slashes, up to the next URL: one starts a
+/// word or follows a list's or an option's separator (a `x:/` inside a password starts none).
+fn urls(text: &str) -> Vec<&str> {
+    let starts: Vec<(usize, usize)> = text
+        .match_indices(":/")
+        .filter_map(|(colon, _)| scheme_at(text, colon))
+        .filter(|&(start, _)| {
+            let before = text[..start].chars().next_back();
+            before.map_or(true, |c| c.is_whitespace() || ",;=\"'(<".contains(c))
+        })
+        .collect();
+    let ends = starts.iter().skip(1).map(|&(next, _)| next);
+    let ends = ends.chain(std::iter::once(text.len()));
+    starts
+        .iter()
+        .zip(ends)
+        .map(|(&(_, after), end)| &text[after..end.max(after)])
+        .collect()
 }
 
 /// The userinfo `word` holds before its last `@`, if it looks like one: the password of
@@ -129,7 +196,12 @@ pub fn secret_pieces_hidden(text: &str, reason: &str) -> String {
 
 /// Where the userinfo starts after a `scheme:` and its slashes (one, two or none), if any.
 fn scheme_end(text: &str) -> Option<usize> {
-    let colon = text.find(":/")?;
+    scheme_at(text, text.find(":/")?).map(|(_, after)| after)
+}
+
+/// The start of the scheme ending at the `:` at `colon`, and where its userinfo starts after
+/// the slashes; `None` if no scheme ends there.
+fn scheme_at(text: &str, colon: usize) -> Option<(usize, usize)> {
     // The character before the scheme may take several bytes: start right after all of them.
     let scheme_start = text[..colon]
         .char_indices()
@@ -141,7 +213,10 @@ fn scheme_end(text: &str) -> Option<usize> {
         return None;
     }
     let after = &text[colon + 1..];
-    Some(colon + 1 + (after.len() - after.trim_start_matches('/').len()))
+    Some((
+        scheme_start,
+        colon + 1 + (after.len() - after.trim_start_matches('/').len()),
+    ))
 }
 
 /// `word` with the values of its secret-looking query parameters hidden; the query ends at a
@@ -157,7 +232,7 @@ fn query_hidden(word: &str) -> String {
     for pair in word[question + 1..end].split_inclusive(['&', ';']) {
         let (pair, separator) = pair.split_at(pair.trim_end_matches(['&', ';']).len());
         match pair.split_once('=') {
-            Some((name, value)) if is_secret_name(name) && !value.is_empty() => {
+            Some((name, value)) if looks_secret(name) && !value.is_empty() => {
                 shown.push_str(name);
                 shown.push_str("=***");
                 // The colon of `TARGET: reason` ends the last word, not the secret.
@@ -172,30 +247,57 @@ fn query_hidden(word: &str) -> String {
     shown + &word[end..]
 }
 
-/// Whether a query parameter's name says its value is a secret: it holds a secret word, or one
-/// of its `_`/`-`/`.`-separated parts is `key`, `sig` or `pass` (not `monkey`).
-fn is_secret_name(name: &str) -> bool {
-    names_secret(name, &["pwd", "apikey"])
-        || name
-            .to_ascii_lowercase()
-            .split(['_', '-', '.'])
-            .any(|part| matches!(part, "key" | "sig" | "pass"))
-}
-
-/// Whether `name` (a header's, a query parameter's) holds a word saying its value is secret, in
-/// any case: one that both kinds of names share, or one of `extra`.
-pub fn names_secret(name: &str, extra: &[&str]) -> bool {
-    const SHARED: [&str; 7] = [
+/// Whether a name (a header's, a query parameter's) says its value is a secret: the one rule for
+/// both. It holds a secret word in any case (`X-Auth-Token`, `Private-Token`, `apiKey`,
+/// `session_id`, `Set-Cookie`, `X-Amz-Signature`), or one of its parts (split at anything but a
+/// letter or digit, and where lower case turns upper) is `key`, `keys`, `sig` or `pass`
+/// (`api_key`, `X-Api-Key`, `myKey`; not `monkey`, `signal` or `passenger`).
+pub fn looks_secret(name: &str) -> bool {
+    const WORDS: [&str; 15] = [
         "auth",
         "token",
         "secret",
         "passw",
+        "passphrase",
+        "pwd",
         "session",
+        "cookie",
         "credential",
         "signature",
+        "apikey",
+        "accesskey",
+        "privatekey",
+        "csrf",
+        "xsrf",
     ];
-    let name = name.to_ascii_lowercase();
-    SHARED.iter().chain(extra).any(|word| name.contains(word))
+    let lower = name.to_ascii_lowercase();
+    if WORDS.iter().any(|word| lower.contains(word)) {
+        return true;
+    }
+    name_parts(name)
+        .iter()
+        .any(|part| matches!(part.as_str(), "key" | "keys" | "sig" | "pass"))
+}
+
+/// The parts of a name in lower case, split at anything but a letter or digit and where lower
+/// case turns upper (`X-Api-Key`, `apiKey`: `api`, `key`); empty parts left out.
+pub fn name_parts(name: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut previous = ' ';
+    for c in name.chars() {
+        if !c.is_alphanumeric() || (previous.is_lowercase() && c.is_uppercase()) {
+            parts.push(String::new());
+        }
+        if c.is_alphanumeric() {
+            parts
+                .last_mut()
+                .expect("one part at least")
+                .extend(c.to_lowercase());
+        }
+        previous = c;
+    }
+    parts.retain(|part| !part.is_empty());
+    parts
 }
 
 #[cfg(test)]
@@ -284,6 +386,79 @@ mod tests {
             secrets(json),
             "{\"fields\":{\"message\":\"ready: http://u:***@h/?token=***\"}}"
         );
+    }
+
+    #[test]
+    fn userinfo_runs_to_the_last_at_before_the_host() {
+        let cases: [(&str, &[&str]); 9] = [
+            ("http://u:p w@h/x", &["u:p w"]),
+            ("--timeout=http://u:p\u{2003}w@@h", &["u:p\u{2003}w@"]),
+            ("redis://:a b@h1,http://t@h2", &[":a b", "t"]),
+            ("http://u:a:/b@h", &["u:a:/b"]),
+            ("http:/u:p@h", &["u:p"]),
+            ("http://h/a@b", &[]),
+            ("http://h:80/a@b", &["h:80/a"]),
+            ("mail ops@example.com", &[]),
+            ("http://h/ and x@y", &[]),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(userinfos(text), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn secret_query_values_run_to_the_next_parameter() {
+        let text = "http://h/?a=1&token=x y z&b=2 https://u:p@h?sig=s s#f";
+        assert_eq!(query_secrets(text), ["x y z", "s s"]);
+        assert!(query_secrets("http://h/?page=2").is_empty());
+    }
+
+    #[test]
+    fn the_placeholder_of_a_hint_stays() {
+        let hint = "give it as redis://:PASSWORD@HOST)";
+        assert_eq!(secrets(hint), hint);
+        assert_eq!(secrets("redis://:PASSWORDS@h"), "redis://:***@h");
+    }
+
+    #[test]
+    fn one_rule_says_which_names_are_secret() {
+        for name in [
+            "Authorization",
+            "Proxy-Authorization",
+            "Cookie",
+            "Set-Cookie",
+            "X-Auth-Token",
+            "X-Api-Key",
+            "Private-Token",
+            "X-Vault-Token",
+            "api_key",
+            "apiKey",
+            "myKey",
+            "X-Amz-Signature",
+            "X-Amz-Credential",
+            "sig",
+            "client_secret",
+            "db.pass",
+            "PASSWORD",
+            "dbpwd",
+            "JSESSIONID",
+            "X-CSRF-Token",
+            "ssh-passphrase",
+        ] {
+            assert!(looks_secret(name), "{name}");
+        }
+        for name in [
+            "monkey",
+            "keyboard",
+            "signal",
+            "passenger",
+            "X-Request-Id",
+            "Accept",
+            "page",
+            "Content-Type",
+        ] {
+            assert!(!looks_secret(name), "{name}");
+        }
     }
 
     #[test]

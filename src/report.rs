@@ -13,6 +13,7 @@ use crate::error::{describe_io, Failure};
 use crate::plan::{Mode, Plan, FORGOT_DASHES};
 use crate::process::atomic::make_parents;
 use crate::redact;
+use crate::secrets::Secrets;
 use crate::target::Kind;
 
 /// Warns of a later target that is an executable file while `wait` has no `-- COMMAND`: it
@@ -77,15 +78,15 @@ pub fn not_ready(plan: &Plan, report: &Report<Failure>, elapsed: Duration) -> Op
         .then(|| format!("readygate: not ready: {}\n", lines.join("; ")))
 }
 
-/// Writes `message` to the `--termination-log` file, replacing what it held (a message left by
-/// an earlier run may be longer). Its parent folders are made as --touch's are: a path in a
-/// fresh emptyDir works.
-pub fn write_termination_log(path: &Path, message: &str) -> io::Result<()> {
+/// Writes `message`, the run's `secrets` hidden, to the `--termination-log` file, replacing what
+/// it held (a message left by an earlier run may be longer). Its parent folders are made as
+/// --touch's are: a path in a fresh emptyDir works.
+pub fn write_termination_log(path: &Path, message: &str, secrets: &Secrets) -> io::Result<()> {
     make_parents(path)
         .and_then(|()| open_regular(path))
         .and_then(|mut file| {
             file.set_len(0)?;
-            file.write_all(redact::secrets(message).as_bytes())
+            file.write_all(secrets.hide(message).as_bytes())
         })
 }
 

@@ -70,7 +70,8 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
     let message = report::not_ready(plan, &report, started.elapsed());
     if let Some((path, message)) = plan.termination_log.clone().zip(message) {
         let shown = path.display().to_string();
-        let job = move || report::write_termination_log(&path, &message);
+        let secrets = plan.secrets.clone();
+        let job = move || report::write_termination_log(&path, &message, &secrets);
         let written = match off_thread(plan, signals, job).await {
             Ok(written) => written.map_err(|e| describe_io(&e)),
             Err(Stop::Failed(failure)) => Err(failure.to_string()),

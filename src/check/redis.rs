@@ -37,8 +37,10 @@ pub async fn check(redis: &RedisTarget, target: &Target, context: &Context) -> R
         Reply::Status(b"PONG") => Ok(()),
         Reply::Status(_) => Err(exchange.unexpected(&line)),
         Reply::Error(error) if redis.auth.is_none() && error.starts_with("NOAUTH") => {
+            // At info: `wait` says it, `probe` (whose stderr is the kubelet's event) only
+            // with -v.
             if !NOAUTH_TOLD.swap(true, Ordering::Relaxed) {
-                tracing::warn!(
+                tracing::info!(
                     "{target}: the server wants a password and none was given: taken as ready, \
                      but whether it is still loading cannot be seen (give it as \
                      redis://:PASSWORD@HOST)"

@@ -6,6 +6,7 @@ mod support;
 mod bad_input;
 mod cli;
 mod dns;
+mod echoed;
 mod examples;
 mod expectations;
 mod fanout;

@@ -10,6 +10,7 @@ use rustls::ClientConfig;
 
 use crate::error::{describe_io, Failure};
 use crate::redact::quoted;
+use crate::secrets::Secrets;
 use crate::target::{HttpTarget, Kind, Target};
 
 /// Where the kubelet mounts a pod's service account credentials.
@@ -32,12 +33,14 @@ pub struct Cluster {
     pub tls: Arc<ClientConfig>,
     /// Where the token is read: off the runtime's thread, one read at a time.
     lane: crate::check::offload::Lane,
+    /// The run's secrets: each token read becomes one.
+    secrets: Arc<Secrets>,
 }
 
 impl Cluster {
     /// Finds the in-cluster config; `dir` replaces the service account folder. Outside a pod
     /// (no variables, no token) the error is the one-line usage message that says so.
-    pub fn find(dir: Option<&Path>) -> Result<Cluster, String> {
+    pub fn find(dir: Option<&Path>, secrets: Arc<Secrets>) -> Result<Cluster, String> {
         let dir = dir.unwrap_or(Path::new(SERVICE_ACCOUNT_DIR));
         let outside =
             |what: String| format!("k8s:// targets work inside a Kubernetes pod, and {what}");
@@ -81,6 +84,7 @@ impl Cluster {
             namespace: own_namespace(dir)?,
             tls: crate::net::tls::trusting_only(&roots).map_err(|e| e.to_string())?,
             lane: crate::check::offload::Lane::default(),
+            secrets,
         })
     }
 
@@ -88,7 +92,10 @@ impl Cluster {
     /// hung mount must not stall the deadline). Never shown: an error names the file only.
     pub async fn read_token(&self) -> Result<String, Failure> {
         let path = self.token.clone();
-        self.lane.run(move || read_token(&path)).await?
+        let token = self.lane.run(move || read_token(&path)).await??;
+        // Before it is sent: a server that quotes it back is then shown `***`.
+        self.secrets.learn(token.as_bytes());
+        Ok(token)
     }
 }
 

@@ -57,6 +57,9 @@ struct State {
     denied: HashSet<(String, String)>,
     /// Bodies sent as they are (status 200) for a path and query, whatever the objects say.
     verbatim: HashMap<String, Bytes>,
+    /// Set: every request is refused with a 400 whose message this makes of the
+    /// `Authorization` header, as a proxy or API server that quotes what it got.
+    quoting: Option<fn(&str) -> String>,
     seen: Vec<Seen>,
 }
 
@@ -177,6 +180,12 @@ impl ApiServer {
         self.state.lock().unwrap().denied.insert(denied);
     }
 
+    /// Refuses every request from now on with a 400 `Status` whose message `quote` makes of
+    /// the request's `Authorization` header.
+    pub fn refuse_quoting(&self, quote: fn(&str) -> String) {
+        self.state.lock().unwrap().quoting = Some(quote);
+    }
+
     /// Accepts only `token` from now on.
     pub fn accept_only(&self, token: &str) {
         self.state.lock().unwrap().token = token.to_string();
@@ -226,6 +235,10 @@ fn answer(state: &Mutex<State>, request: &Request<Incoming>) -> Response<Full<By
         accept: header("accept"),
         host: header("host"),
     });
+    if let Some(quote) = state.quoting {
+        let message = quote(&header("authorization").unwrap_or_default());
+        return respond(400, status(400, "BadRequest", &message, json!(null)));
+    }
     if header("authorization") != Some(format!("Bearer {}", state.token)) {
         return respond(
             401,
