@@ -147,23 +147,63 @@ impl Secrets {
 /// One secret as it may be written: each of its characters in any of its forms.
 struct Pattern {
     secret: Vec<u8>,
-    /// Per character, every way it may be written, longest first.
-    units: Vec<Vec<Vec<u8>>>,
+    /// Per character, the ways it may be written.
+    units: Vec<Unit>,
     /// The bytes a match can start with.
     first: [bool; 256],
+}
+
+/// One character of a secret: most are a byte that shows as itself or `%XX` (a token is
+/// mostly these, and may be 64 KiB long); the others have their forms spelled out.
+enum Unit {
+    Plain(u8),
+    Forms(Box<[Box<[u8]>]>),
+}
+
+impl Unit {
+    fn of(c: char) -> Unit {
+        match c.is_ascii_alphanumeric() || "-._~!$&()*,;=:@/?#[]".contains(c) {
+            true => Unit::Plain(c as u8),
+            false => Unit::Forms(char_forms(c)),
+        }
+    }
+
+    /// How many bytes at the start of `text` write this character, if they do.
+    fn written(&self, text: &[u8]) -> Option<usize> {
+        match self {
+            Unit::Plain(byte) => match text {
+                [first, ..] if first == byte => Some(1),
+                [b'%', high, low, ..] => {
+                    let digit = |d: u8| (d as char).to_digit(16);
+                    (digit(*high)? * 16 + digit(*low)? == u32::from(*byte)).then_some(3)
+                }
+                _ => None,
+            },
+            Unit::Forms(forms) => forms
+                .iter()
+                .find(|form| text.starts_with(form))
+                .map(|form| form.len()),
+        }
+    }
+
+    /// Whether a match can start with `byte`.
+    fn starts(&self, byte: u8) -> bool {
+        match self {
+            Unit::Plain(plain) => byte == *plain || byte == b'%',
+            Unit::Forms(forms) => forms.iter().any(|form| form[0] == byte),
+        }
+    }
 }
 
 impl Pattern {
     fn new(secret: &[u8]) -> Pattern {
         let mut units = Vec::new();
         for chunk in secret.utf8_chunks() {
-            units.extend(chunk.valid().chars().map(char_forms));
-            units.extend(chunk.invalid().iter().map(|&byte| byte_forms(&[byte])));
+            units.extend(chunk.valid().chars().map(Unit::of));
+            let invalid = chunk.invalid().iter();
+            units.extend(invalid.map(|&byte| Unit::Forms(byte_forms(&[byte]).into())));
         }
-        let mut first = [false; 256];
-        for form in &units[0] {
-            first[form[0] as usize] = true;
-        }
+        let first = std::array::from_fn(|byte| units[0].starts(byte as u8));
         Pattern {
             secret: secret.to_vec(),
             units,
@@ -200,9 +240,8 @@ impl Pattern {
     fn match_at(&self, text: &[u8], at: usize) -> Option<usize> {
         let mut end = at;
         for (matched, unit) in self.units.iter().enumerate() {
-            let rest = &text[end..];
-            match unit.iter().find(|form| rest.starts_with(form)) {
-                Some(form) => end += form.len(),
+            match unit.written(&text[end..]) {
+                Some(length) => end += length,
                 None => return (matched >= PREFIX).then_some(end),
             }
         }
@@ -214,28 +253,38 @@ impl Pattern {
 }
 
 /// The ways a character of a secret may be written: itself, escaped as a quote
-/// (`escape_debug`) or a JSON string writes it (and both, a quote logged as JSON),
+/// (`escape_debug`), a peer's text (`escape_unicode`) or a JSON string writes it (and a quote
+/// logged as JSON),
 /// percent-encoded in either case of hex, and `+` for a space (a form's encoding).
-fn char_forms(c: char) -> Vec<Vec<u8>> {
+fn char_forms(c: char) -> Box<[Box<[u8]>]> {
     let itself = c.to_string();
     let mut forms = vec![itself.clone(), c.escape_debug().to_string(), json(&itself)];
     forms.push(json(&forms[1]));
+    if !c.is_ascii() {
+        // As a peer's invisible characters are escaped (`\u{2028}`).
+        forms.push(c.escape_unicode().to_string());
+    }
     let mut forms: Vec<Vec<u8>> = forms.into_iter().map(String::into_bytes).collect();
-    forms.extend(byte_forms(itself.as_bytes()).into_iter().skip(1));
+    let encoded = byte_forms(itself.as_bytes()).into_iter().skip(1);
+    forms.extend(encoded.map(Vec::from));
     if c == ' ' {
         forms.push(b"+".to_vec());
     }
     forms.sort_by_key(|form| std::cmp::Reverse(form.len()));
     forms.dedup();
     forms.retain(|form| !form.is_empty());
-    forms
+    forms.into_iter().map(Vec::into_boxed_slice).collect()
 }
 
 /// `bytes` as they are, and percent-encoded in upper- and lower-case hex.
-fn byte_forms(bytes: &[u8]) -> Vec<Vec<u8>> {
+fn byte_forms(bytes: &[u8]) -> Vec<Box<[u8]>> {
     let upper: String = bytes.iter().map(|b| format!("%{b:02X}")).collect();
     let lower = upper.to_ascii_lowercase();
-    let mut forms = vec![bytes.to_vec(), upper.into_bytes(), lower.into_bytes()];
+    let mut forms = vec![
+        bytes.into(),
+        upper.as_bytes().into(),
+        lower.as_bytes().into(),
+    ];
     forms.dedup();
     forms
 }
@@ -296,6 +345,14 @@ mod tests {
         let clipped = format!("status 400: bad token {}…", &token[..30]);
         assert_eq!(known.hide(&clipped), "status 400: bad token ***…");
         assert_eq!(known.hide("eyJhbGciOiJSUzI"), "eyJhbGciOiJSUzI");
+    }
+
+    #[test]
+    fn a_token_of_64_kib_is_hidden() {
+        let token = "t".repeat(64 << 10);
+        let known = knowing(&[&token]);
+        let line = format!("status 400: token {token} refused, {}", &token[..20]);
+        assert_eq!(known.hide(&line), "status 400: token *** refused, ***");
     }
 
     #[test]
