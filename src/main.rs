@@ -86,7 +86,7 @@ async fn run(cli: Cli, secrets: Arc<secrets::Secrets>) -> Exit {
             Ok(plan) => run::wait_or_probe(plan).await,
             Err(message) => Exit::Usage(message),
         },
-        Command::Serve(args) => match serve::ServePlan::new(args, &cli.log) {
+        Command::Serve(args) => match serve::ServePlan::new(args, &cli.log, secrets) {
             Ok(plan) => serve::serve(plan).await,
             Err(message) => Exit::Usage(message),
         },

@@ -51,7 +51,7 @@ impl App {
             let state = outcome.as_ref().err().map_or("ready", String::as_str);
             let line = format!("{}: {state}", self.targets.name(index));
             // Redacted before it is cut: a cut could leave half a secret unrecognised.
-            body.push_str(&clip(&crate::redact::secrets(&line)));
+            body.push_str(&clip(&self.plan.plan.secrets.hide(&line)));
             body.push('\n');
         }
         Verdict { ready, body }

@@ -2,10 +2,12 @@
 //! groups name it), the groups, and where and how to answer.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cli::{LogArgs, ServeArgs};
 use crate::plan::{Mode, Plan};
+use crate::secrets::Secrets;
 
 /// Everything a `serve` run does, validated.
 #[derive(Debug)]
@@ -33,7 +35,11 @@ pub struct Group {
 
 impl ServePlan {
     /// The plan of `readygate serve`.
-    pub fn new(mut args: ServeArgs, log: &LogArgs) -> Result<ServePlan, String> {
+    pub fn new(
+        mut args: ServeArgs,
+        log: &LogArgs,
+        secrets: Arc<Secrets>,
+    ) -> Result<ServePlan, String> {
         let common = &args.common;
         for (given, option) in [
             (common.touch.is_some(), "--touch"),
@@ -82,7 +88,7 @@ impl ServePlan {
         }
         args.common.targets = texts;
         Ok(ServePlan {
-            plan: Plan::common(Mode::Serve, args.common, None, log, false)?,
+            plan: Plan::common(Mode::Serve, args.common, None, log, false, secrets)?,
             listen: args.listen,
             groups,
             fresh_for: args.fresh_for,
