@@ -73,7 +73,7 @@ pub fn is_secret(name: &str) -> bool {
 }
 
 /// A malformed header line as typed, unless the name it starts with (its first characters that
-/// a header name may hold) looks secret. Then only that name and `***`, and the name only when
+/// a header name may hold), or a start of it, looks secret. Then only that name and `***`, and the name only when
 /// it ends in a secret word (`X-Api-Key`, `Authorization`): in `AuthorizationHunter2` nothing
 /// tells the name from the value.
 fn redacted_text(text: &str) -> String {
@@ -101,7 +101,9 @@ fn redacted_text(text: &str) -> String {
     let trimmed = text.trim_start();
     let in_name = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
     let name = &trimmed[..trimmed.find(|c: char| !in_name(c)).unwrap_or(trimmed.len())];
-    if !is_secret(name) {
+    // A value glued to the name may hide its end (`api_keyhunter2`): any start of it counts.
+    let ends = name.char_indices().map(|(i, c)| i + c.len_utf8());
+    if !ends.into_iter().any(|end| is_secret(&name[..end])) {
         return text.to_string();
     }
     let ending = crate::redact::name_parts(name).pop().unwrap_or_default();
@@ -177,6 +179,7 @@ mod tests {
             "Private-Token\u{2003}hunter2",
             "X-Vault-Token  hunter2",
             "api_key=hunter2",
+            "api_keyahunter2",
             "X-Api-Key hunter2:x",
             "X-Auth-Tokenhunter2",
             "Cookie: a=\u{7f}hunter2",
