@@ -1,41 +1,89 @@
 #!/usr/bin/env bash
-# Builds a fully static x86_64 Linux release binary of readygate and prints its path as the
-# last line of stdout (cargo's own output goes to stderr).
+# Builds a fully static (static-pie) Linux release binary of readygate for one target and prints
+# its path as the last line of stdout (cargo's own output goes to stderr).
+# Usage: images/static-build.sh [TARGET]   TARGET: x86_64-unknown-linux-gnu (the default, or
+# READYGATE_STATIC_TARGET) or aarch64-unknown-linux-gnu; x86_64/amd64 and aarch64/arm64 too.
+# READYGATE_AUDITABLE=1 builds with `cargo auditable` (the dependency list embedded in the
+# binary, for scanners; scripts/release.sh installs it).
 #
 # Static glibc: `+crt-static` on an explicit `--target`, so the flag reaches only readygate and
-# its dependencies, never build scripts or proc-macros (which run on the build host). Needs
-# only the stable toolchain and the C library's static archives (Debian: libc6-dev), nothing
-# from outside the package registries. readygate calls nothing that needs NSS at run time
-# (names are resolved by its own resolver), so the static glibc binary runs in an empty root.
-# Static-pie (the default relocation model with `+crt-static`): the binary relocates itself at
-# start so that its code and data get ASLR, as it parses untrusted DNS, HTTP and TLS; the
-# start-up this costs is small beside a container runtime's exec (bench/report.md).
+# its dependencies, never build scripts or proc-macros (which run on the build host).
+# readygate calls nothing that needs NSS at run time (names are resolved by its own resolver),
+# so the static glibc binary runs in an empty root.
+# Static-pie: the binary relocates itself at start so that its code and data get ASLR, as it
+# parses untrusted DNS, HTTP and TLS; the start-up this costs is small beside a container
+# runtime's exec (bench/report.md).
 # `--cfg httparse_disable_simd="1"`: httparse otherwise picks its SIMD routines on the first
 # response it parses, through std's CPU-feature detection: a run of `cpuid` instructions, each
-# a trap to the hypervisor in a VM (5.5 us apiece on a Firecracker VM: 35-44 us of a 0.69 ms
-# `probe http://`, 1.27x to 1.21x `/bin/true`, side by side). Its portable SWAR routines read
-# the few hundred bytes of a probe's response as fast, and accept exactly the same bytes.
+# a trap to the hypervisor in a VM (docs/performance.md). Its portable SWAR routines read the
+# few hundred bytes of a probe's response as fast, and accept exactly the same bytes.
+#
+# x86_64 needs the stable toolchain (rustup) and libc6-dev. aarch64 is cross-built with
+# Debian's own compiler and its arm64 standard library (scripts/install-arm64-deps.sh): rustup
+# cannot fetch a target's std here, and rustup's compiler cannot use Debian's (E0514), so that
+# build runs Debian's /usr/bin/cargo and /usr/bin/rustc in a target folder of its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-target=x86_64-unknown-linux-gnu
-# RUSTFLAGS given with an explicit --target apply to target artifacts only. Any flags already
-# in the environment are dropped so that the result does not depend on the caller's shell.
-unset CARGO_ENCODED_RUSTFLAGS
-export RUSTFLAGS="-C target-feature=+crt-static --cfg httparse_disable_simd=\"1\""
-
-cargo build --release --locked --target "$target" 1>&2
-
-binary="${CARGO_TARGET_DIR:-$PWD/target}/$target/release/readygate"
-case "$binary" in
-  /*) ;;
-  *) binary="$PWD/$binary" ;;
+target="${1:-${READYGATE_STATIC_TARGET:-x86_64-unknown-linux-gnu}}"
+case "$target" in
+  x86_64 | amd64) target=x86_64-unknown-linux-gnu ;;
+  aarch64 | arm64) target=aarch64-unknown-linux-gnu ;;
 esac
+
+# Flags given with an explicit --target apply to target artifacts only. Any flags already in
+# the environment are replaced so that the result does not depend on the caller's shell.
+# The clone's and the registry's paths are not the binary's business (nor a reproducible one).
+rustflags=(-C target-feature=+crt-static --cfg 'httparse_disable_simd="1"'
+  "--remap-path-prefix=$PWD=/readygate"
+  "--remap-path-prefix=${CARGO_HOME:-$HOME/.cargo}=/cargo")
+target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
+case "$target_dir" in
+  /*) ;;
+  *) target_dir="$PWD/$target_dir" ;;
+esac
+cargo=(cargo)
+
+case "$target" in
+  x86_64-unknown-linux-gnu) ;;
+  aarch64-unknown-linux-gnu)
+    for tool in /usr/bin/cargo /usr/bin/rustc aarch64-linux-gnu-gcc; do
+      command -v "$tool" >/dev/null || {
+        echo "static-build: $target needs $tool (scripts/install-arm64-deps.sh)" >&2
+        exit 1
+      }
+    done
+    cargo=(/usr/bin/cargo)
+    export RUSTC=/usr/bin/rustc
+    unset RUSTC_WRAPPER RUSTC_WORKSPACE_WRAPPER
+    # Debian's compiler writes artifacts rustup's cannot read, and the reverse.
+    target_dir="$target_dir/debian-rustc"
+    export CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc
+    export AR_aarch64_unknown_linux_gnu=aarch64-linux-gnu-ar
+    # rustc's aarch64-gnu target cannot link static-pie: it asks gcc for `-static -no-pie`,
+    # which the wrapper turns into `-static-pie` (its code is position-independent already).
+    export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER="$PWD/images/static-pie-gcc.sh"
+    export READYGATE_LINKER_CC=aarch64-linux-gnu-gcc
+    ;;
+  *)
+    echo "static-build: unsupported target '$target' (x86_64-unknown-linux-gnu or aarch64-unknown-linux-gnu)" >&2
+    exit 2
+    ;;
+esac
+export CARGO_TARGET_DIR="$target_dir"
+unset RUSTFLAGS
+CARGO_ENCODED_RUSTFLAGS="$(IFS=$'\x1f'; echo "${rustflags[*]}")"
+export CARGO_ENCODED_RUSTFLAGS
+
+build=(build)
+[[ "${READYGATE_AUDITABLE:-}" == 1 ]] && build=(auditable build)
+"${cargo[@]}" "${build[@]}" --release --locked --target "$target" 1>&2
+
+binary="$target_dir/$target/release/readygate"
 [[ -x "$binary" ]] || { echo "static-build: $binary was not built" >&2; exit 1; }
-# A static binary loads no shared library: refuse to hand out anything else.
-if ldd "$binary" 2>&1 | grep -q '=>'; then
-  echo "static-build: $binary links shared libraries: it is not static" >&2
-  ldd "$binary" >&2 || true
+# A static binary loads no shared library and relocates itself: refuse to hand out anything else.
+if ! file -b "$binary" | grep -q 'static-pie linked'; then
+  echo "static-build: $binary is not a static-pie executable: $(file -b "$binary")" >&2
   exit 1
 fi
 echo "$binary"
