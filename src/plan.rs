@@ -117,6 +117,13 @@ impl Plan {
                 crate::redact::quoted(&first.to_string_lossy())
             ));
         }
+        if args.on_exit.is_some() {
+            return Err(
+                "--on-exit is an option of wait with -- COMMAND: probe runs no command, \
+                        so there is no exit to announce"
+                    .into(),
+            );
+        }
         if let Some(option) = args.wait_option() {
             return Err(format!(
                 "{option} is an option of wait: probe makes one attempt (the kubelet's \
@@ -164,6 +171,15 @@ impl Plan {
             .collect();
         if !args.json_fields.is_empty() && args.method == crate::check::HttpMethod::Head {
             return Err("--json-field needs a body: not with --method HEAD".into());
+        }
+        if let Some(touch) = args.touch.as_ref().map(|path| path.to_string_lossy()) {
+            if touch.ends_with('/') || touch.ends_with("/.") || touch == "." {
+                return Err(format!(
+                    "--touch {} names a folder: name the file to create, as in {}",
+                    crate::redact::quoted(&touch),
+                    crate::redact::quoted(&format!("{}/ready", touch.trim_end_matches('/')))
+                ));
+            }
         }
         let matcher = match (args.contains, args.matches) {
             (Some(text), _) => Some(crate::matcher::Matcher::Contains(text)),

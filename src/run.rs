@@ -63,6 +63,7 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
             tracing::warn!("stopped by signal {signal} before readiness");
             return Exit::Signal(signal);
         }
+        usage = touch_folder(plan) => return usage,
     };
     if report.ready {
         return ready(plan, signals).await;
@@ -111,14 +112,51 @@ async fn off_thread<T: Send + 'static>(
     }
 }
 
+/// `--touch` naming a folder that exists is a usage error: looked for at start, off the
+/// runtime's thread (the path may be on a dead mount) and alongside the wait, which it never
+/// delays; the touch once ready looks again, should readiness come first. Resolves (to the
+/// usage error) only when the path is a folder.
+async fn touch_folder(plan: &Plan) -> Exit {
+    let Some(path) = plan.touch.clone() else {
+        return std::future::pending().await;
+    };
+    let look = move || is_folder(&path).then_some(path);
+    match Lane::default()
+        .run_within(plan.policy.attempt_timeout, look)
+        .await
+    {
+        Ok(Some(folder)) => touch_is_a_folder(&folder),
+        _ => std::future::pending().await,
+    }
+}
+
+/// Whether `path` is a folder (following symlinks); blocking.
+fn is_folder(path: &std::path::Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|metadata| metadata.is_dir())
+}
+
+/// The usage error of a `--touch` that names a folder.
+fn touch_is_a_folder(path: &std::path::Path) -> Exit {
+    Exit::Usage(format!(
+        "--touch {} is a folder: name the file to create in it, as in {}",
+        crate::redact::quoted(&path.display().to_string()),
+        crate::redact::quoted(&path.join("ready").display().to_string())
+    ))
+}
+
 /// Everything that follows readiness: the marker file, then COMMAND (exec, or as a child with
 /// `--on-exit`) if any. A signal that came meanwhile still stops readygate: once COMMAND runs,
 /// one caught by readygate would be lost.
 async fn ready(plan: &Plan, signals: &mut Terminations) -> Exit {
     if let Some(path) = plan.touch.clone() {
         let shown = path.display().to_string();
-        let touched = match off_thread(plan, signals, move || report::touch(&path)).await {
-            Ok(touched) => touched,
+        let job = move || match is_folder(&path) {
+            true => Ok(Err(path)),
+            false => report::touch(&path).map(Ok),
+        };
+        let touched = match off_thread(plan, signals, job).await {
+            Ok(Ok(Err(folder))) => return touch_is_a_folder(&folder),
+            Ok(touched) => touched.map(drop),
             Err(Stop::Failed(failure)) => {
                 Err(format!("cannot create --touch file {shown}: {failure}"))
             }

@@ -138,6 +138,9 @@ pub struct ProbeArgs {
     /// See `interval`.
     #[arg(long = "stable-for", hide = true, value_name = "DURATION")]
     pub stable_for: Option<OsString>,
+    /// `wait`'s `--on-exit`: not accepted (a probe runs no command), caught to say so.
+    #[arg(long = "on-exit", hide = true, value_name = "URL")]
+    pub on_exit: Option<OsString>,
 }
 
 impl ProbeArgs {

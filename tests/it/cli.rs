@@ -286,6 +286,35 @@ fn invert_waits_until_a_port_closes() {
 }
 
 #[test]
+fn touch_naming_a_folder_is_a_usage_error_at_start() {
+    let dir = TempDir::new();
+    let folder = dir.0.to_str().unwrap();
+    let fault = format!("readygate: --touch \"{folder}\" is a folder: name the file to create");
+    // Never ready: the folder is named at start, not once the 30 s deadline has passed.
+    let closed = crate::support::closed_addr().to_string();
+    readygate(["wait", "--timeout", "30s", "--touch", folder, &closed])
+        .outcome()
+        .expect_code(2)
+        .expect_stderr(&fault)
+        .expect_faster_than(10 * SECOND);
+    // Ready at once: the same usage error, and COMMAND never runs.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let ready = listener.local_addr().unwrap().to_string();
+    let ran = dir.join("ran");
+    let ran = ran.to_str().unwrap();
+    readygate(["wait", "--touch", folder, &ready, "--", "touch", ran])
+        .outcome()
+        .expect_code(2)
+        .expect_stderr(&fault);
+    assert!(!std::path::Path::new(ran).exists(), "COMMAND ran");
+    // A trailing slash names a folder without a look.
+    readygate(["probe", "--touch", &format!("{folder}/new/"), &ready])
+        .outcome()
+        .expect_code(2)
+        .expect_stderr("names a folder");
+}
+
+#[test]
 fn touch_marks_readiness_and_termination_log_records_failure() {
     let dir = TempDir::new();
     let marker = dir.join("deep/er/ready");
@@ -1156,6 +1185,8 @@ fn probe_rejects_the_options_of_wait_and_lists_only_its_own() {
         ("--interval", "1s"),
         ("--max-interval", "1s"),
         ("--success-threshold", "3"),
+        ("--stable-for", "1s"),
+        ("--on-exit", "http://127.0.0.1:1/done"),
     ] {
         let outcome = readygate(["probe", option, value, &url]).outcome();
         outcome
@@ -1176,6 +1207,8 @@ fn probe_rejects_the_options_of_wait_and_lists_only_its_own() {
     readygate(["probe", &url])
         .env("READYGATE_SUCCESS_THRESHOLD", "3")
         .env("READYGATE_INTERVAL", "1s")
+        .env("READYGATE_STABLE_FOR", "1h")
+        .env("READYGATE_ON_EXIT", "http://127.0.0.1:1/done")
         .outcome()
         .expect_code(0);
     assert_eq!(server.hits(), 1);

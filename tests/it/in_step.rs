@@ -297,4 +297,9 @@ fn the_readme_stays_a_short_guide_that_links_the_contract() {
         !readme.contains("../"),
         "README.md links outside the repository"
     );
+    // Sizes in whole megabytes ("about 4 MB"): a figure to the tenth goes stale with each change.
+    let words: Vec<&str> = readme.split_whitespace().collect();
+    for pair in words.windows(2).filter(|pair| pair[1].starts_with("MB")) {
+        assert!(!pair[0].contains('.'), "README.md gives a size as {pair:?}");
+    }
 }

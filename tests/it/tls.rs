@@ -249,9 +249,14 @@ fn insecure_accepts_the_certificate_and_warns_once() {
         1,
         "{outcome:#?}"
     );
-    readygate(["probe", "--insecure", &format!("https://localhost:{port}/")])
+    // probe writes warnings to stderr, as docs/cli.md says; -q keeps only failures.
+    let url = format!("https://localhost:{port}/");
+    readygate(["probe", "--insecure", &url])
         .outcome()
-        .expect_code(0);
+        .expect_code(0)
+        .expect_stderr("certificates are not verified");
+    let outcome = readygate(["probe", "-q", "--insecure", &url]).outcome();
+    assert_eq!((outcome.code, outcome.stderr.as_str()), (Some(0), ""));
 }
 
 #[test]

@@ -28,8 +28,9 @@ fn man_page() -> String {
         let _ = writeln!(roff, ".SH \"{}\"", name.to_uppercase());
         let mut part = Vec::new();
         sections(&Man::new(command.clone()), &mut part);
+        let part = without_hidden_positionals(command, &part);
         // Each part's sections become subsections of the command's own section.
-        for line in String::from_utf8_lossy(&part).lines() {
+        for line in part.lines() {
             let _ = match line.strip_prefix(".SH ") {
                 Some(title) => writeln!(roff, ".SS {}{}", &title[..1], title[1..].to_lowercase()),
                 None => writeln!(roff, "{line}"),
@@ -62,6 +63,20 @@ fn sections(man: &Man, out: &mut Vec<u8>) {
     let _ = man.render_synopsis_section(out);
     let _ = man.render_description_section(out);
     let _ = man.render_options_section(out);
+}
+
+/// clap_mangen's synopsis lists positionals even when hidden (`probe … [COMMAND]`, which is
+/// only there to catch a command given to `probe` and say why it takes none): drop them.
+fn without_hidden_positionals(command: &clap::Command, part: &[u8]) -> String {
+    let mut text = String::from_utf8_lossy(part).into_owned();
+    for arg in command.get_positionals().filter(|arg| arg.is_hide_set()) {
+        for name in arg.get_value_names().into_iter().flatten() {
+            for (open, close) in [("[", "]"), ("<", ">")] {
+                text = text.replace(&format!("{open}\\fI{name}\\fR{close} "), "");
+            }
+        }
+    }
+    text
 }
 
 /// The commands a user runs, depth first (`sidecar native`, not `sidecar`).
@@ -119,4 +134,23 @@ fn the_committed_man_page_matches_the_clap_definitions() {
         "docs/readygate.1 is not what the clap definitions give: run \
          UPDATE_MAN=1 cargo test --bin readygate man, and commit the page"
     );
+}
+
+#[test]
+fn synopses_show_no_hidden_argument() {
+    let page = man_page();
+    let probe = page
+        .lines()
+        .find(|line| line.starts_with("\\fBreadygate probe\\fR"));
+    let probe = probe.expect("a synopsis of probe");
+    assert!(
+        probe.contains("TARGET") && !probe.contains("COMMAND"),
+        "{probe}"
+    );
+    let wait = page
+        .lines()
+        .find(|line| line.starts_with("\\fBreadygate wait\\fR"));
+    assert!(wait
+        .expect("a synopsis of wait")
+        .contains("[\\fICOMMAND\\fR]"));
 }
