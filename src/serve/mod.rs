@@ -15,9 +15,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto::Builder;
+use tokio::io::Interest;
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 
 use crate::check::{Check, Context};
@@ -87,7 +88,7 @@ pub async fn serve(mut serve: ServePlan) -> Exit {
         all,
     });
     let lifetime = bound + LINGER;
-    let builder = Arc::new(builder());
+    let builders = Arc::new(Builders::new());
     let conns = Conns::new(MAX_CONNECTIONS);
     loop {
         // Cancellation: both arms are cancel-safe; a connection not yet taken stays queued.
@@ -101,8 +102,8 @@ pub async fn serve(mut serve: ServePlan) -> Exit {
         match accepted {
             Ok((stream, _)) => match conns.admit() {
                 Some(entry) => {
-                    let (app, builder) = (app.clone(), builder.clone());
-                    tokio::spawn(connection(stream, entry, app, builder, lifetime));
+                    let (app, builders) = (app.clone(), builders.clone());
+                    tokio::spawn(connection(stream, entry, app, builders, lifetime));
                 }
                 None => tracing::debug!("connection refused: {MAX_CONNECTIONS} answering"),
             },
@@ -129,23 +130,51 @@ fn listen(address: SocketAddr) -> std::io::Result<TcpListener> {
     socket.listen(BACKLOG)
 }
 
-/// The HTTP/1 and HTTP/2 settings of every connection, told apart by the HTTP/2 preface.
-fn builder() -> Builder<TokioExecutor> {
-    let mut builder = Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(HEAD_TIMEOUT)
-        .max_buf_size(MAX_HEAD)
-        .max_headers(64)
-        // One request per connection, as the kubelet's prober makes them.
-        .keep_alive(false);
-    builder
-        .http2()
-        .timer(TokioTimer::new())
-        .max_concurrent_streams(MAX_STREAMS)
-        .max_header_list_size(MAX_HEAD as u32);
-    builder
+/// The HTTP/1 and HTTP/2 settings of every connection.
+struct Builders {
+    http1: http1::Builder,
+    http2: http2::Builder<TokioExecutor>,
+}
+
+impl Builders {
+    fn new() -> Builders {
+        let mut http1 = http1::Builder::new();
+        http1
+            .timer(TokioTimer::new())
+            .header_read_timeout(HEAD_TIMEOUT)
+            .max_buf_size(MAX_HEAD)
+            .max_headers(64)
+            // One request per connection, as the kubelet's prober makes them.
+            .keep_alive(false);
+        let mut http2 = http2::Builder::new(TokioExecutor::new());
+        http2
+            .timer(TokioTimer::new())
+            .max_concurrent_streams(MAX_STREAMS)
+            .max_header_list_size(MAX_HEAD as u32);
+        Builders { http1, http2 }
+    }
+}
+
+/// The start of the HTTP/2 connection preface: no HTTP/1 request starts so.
+const PREFACE: &[u8] = b"PRI ";
+
+/// Whether the client speaks HTTP/2 (prior knowledge, as gRPC clients do), from its first
+/// bytes, left unread; `None` when it sends none within the head timeout or goes away.
+async fn speaks_http2(stream: &TcpStream) -> Option<bool> {
+    let mut start = [0u8; PREFACE.len()];
+    loop {
+        stream.readable().await.ok()?;
+        match stream.peek(&mut start).await {
+            Ok(0) | Err(_) => return None,
+            // Too few bytes to tell yet, all of them the preface's: wait for more (readiness
+            // cleared, or `readable` would return at once for the bytes already there).
+            Ok(n) if n < start.len() && start[..n] == PREFACE[..n] => {
+                let would_block = || Err::<(), _>(std::io::ErrorKind::WouldBlock.into());
+                let _ = stream.try_io(Interest::READABLE, would_block);
+            }
+            Ok(_) => return Some(start == PREFACE),
+        }
+    }
 }
 
 /// Serves one connection until it ends, is evicted to make room, or has lived `lifetime`.
@@ -153,17 +182,20 @@ async fn connection(
     stream: TcpStream,
     entry: Entry,
     app: Arc<App>,
-    builder: Arc<Builder<TokioExecutor>>,
+    builders: Arc<Builders>,
     lifetime: Duration,
 ) {
     let _ = stream.set_nodelay(true);
     // A connection costs a task and no buffer until its first bytes come: a flood of silent
     // connections stays cheap to hold and to evict.
-    tokio::select! {
-        ready = stream.readable() => if ready.is_err() { return },
+    let http2 = tokio::select! {
+        http2 = speaks_http2(&stream) => match http2 {
+            Some(http2) => http2,
+            None => return,
+        },
         () = entry.evicted() => return,
         () = tokio::time::sleep(HEAD_TIMEOUT) => return,
-    }
+    };
     let entry = Arc::new(entry);
     let busy_entry = entry.clone();
     let service = service_fn(move |request| {
@@ -174,10 +206,16 @@ async fn connection(
             Ok::<_, Infallible>(response)
         }
     });
-    let connection = builder.serve_connection(TokioIo::new(stream), service);
+    let io = TokioIo::new(stream);
+    let served = async {
+        match http2 {
+            true => drop(builders.http2.serve_connection(io, service).await),
+            false => drop(builders.http1.serve_connection(io, service).await),
+        }
+    };
     // Cancellation: dropping the connection closes it; an attempt it started runs on.
     tokio::select! {
-        _ = connection => {}
+        () = served => {}
         () = entry.evicted() => {}
         () = tokio::time::sleep(lifetime) => {}
     }
