@@ -34,6 +34,7 @@ func main() {
 	var mutex sync.Mutex
 	latencies := []float64{}
 	failed := 0
+	errors := map[string]int{}
 	before := cpu()
 	var group sync.WaitGroup
 	for i := 0; i < *c; i++ {
@@ -46,16 +47,24 @@ func main() {
 				started := time.Now()
 				response, err := client.Do(request)
 				ok := err == nil
+				why := ""
+				if !ok {
+					why = err.Error()
+				}
 				if ok {
 					io.Copy(io.Discard, io.LimitReader(response.Body, 10240))
 					response.Body.Close()
 					ok = response.StatusCode >= 200 && response.StatusCode < 400
+					if !ok {
+						why = response.Status
+					}
 				}
 				took := time.Since(started).Seconds()
 				mutex.Lock()
 				latencies = append(latencies, took)
 				if !ok {
 					failed++
+					errors[why]++
 				}
 				mutex.Unlock()
 				time.Sleep(*gap)
@@ -66,6 +75,7 @@ func main() {
 	json.NewEncoder(os.Stdout).Encode(map[string]any{
 		"latencies":   latencies,
 		"failed":      failed,
+		"errors":      errors,
 		"cpu_seconds": (cpu() - before).Seconds(),
 	})
 }
