@@ -3,7 +3,7 @@
 //! in progress is closed to make room; only when every connection is answering a request is
 //! the new one refused.
 
-use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
@@ -17,11 +17,13 @@ pub struct Conns {
 #[derive(Default)]
 struct State {
     next: u64,
-    open: BTreeMap<u64, Open>,
+    /// Oldest first (a few dozen: a list is smaller code than a map).
+    open: Vec<Open>,
 }
 
 /// One open connection.
 struct Open {
+    id: u64,
     /// Requests it is being answered on now.
     busy: u32,
     /// Told to close the connection to make room.
@@ -33,6 +35,8 @@ pub struct Entry {
     conns: Arc<Conns>,
     id: u64,
     evict: Arc<Notify>,
+    /// A request has come on it.
+    asked: AtomicBool,
 }
 
 /// A request in progress on a connection: while it lives, the connection is not evicted.
@@ -52,21 +56,25 @@ impl Conns {
     pub fn admit(self: &Arc<Conns>) -> Option<Entry> {
         let mut state = self.lock();
         if state.open.len() >= self.cap {
-            let idle = state.open.iter().find(|(_, open)| open.busy == 0);
-            let oldest = *idle?.0;
-            let evicted = state.open.remove(&oldest).expect("found above");
-            evicted.evict.notify_one();
+            let idle = state.open.iter().position(|open| open.busy == 0)?;
+            state.open.remove(idle).evict.notify_one();
         }
         let id = state.next;
         state.next += 1;
         let evict = Arc::new(Notify::new());
         let open = Open {
+            id,
             busy: 0,
             evict: evict.clone(),
         };
-        state.open.insert(id, open);
-        let conns = self.clone();
-        Some(Entry { conns, id, evict })
+        state.open.push(open);
+        let (conns, asked) = (self.clone(), AtomicBool::new(false));
+        Some(Entry {
+            conns,
+            id,
+            evict,
+            asked,
+        })
     }
 
     /// How many connections are open.
@@ -86,9 +94,15 @@ impl Entry {
         self.evict.notified().await;
     }
 
+    /// Whether a request has come on the connection.
+    pub fn asked(&self) -> bool {
+        self.asked.load(Ordering::Relaxed)
+    }
+
     /// Marks a request in progress until the returned guard is dropped.
     pub fn busy(&self) -> Busy {
-        if let Some(open) = self.conns.lock().open.get_mut(&self.id) {
+        self.asked.store(true, Ordering::Relaxed);
+        if let Some(open) = self.conns.lock().find(self.id) {
             open.busy += 1;
         }
         let conns = self.conns.clone();
@@ -96,15 +110,21 @@ impl Entry {
     }
 }
 
+impl State {
+    fn find(&mut self, id: u64) -> Option<&mut Open> {
+        self.open.iter_mut().find(|open| open.id == id)
+    }
+}
+
 impl Drop for Entry {
     fn drop(&mut self) {
-        self.conns.lock().open.remove(&self.id);
+        self.conns.lock().open.retain(|open| open.id != self.id);
     }
 }
 
 impl Drop for Busy {
     fn drop(&mut self) {
-        if let Some(open) = self.conns.lock().open.get_mut(&self.id) {
+        if let Some(open) = self.conns.lock().find(self.id) {
             open.busy -= 1;
         }
     }

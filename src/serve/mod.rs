@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::io::Interest;
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 
@@ -138,17 +138,15 @@ struct Builders {
 
 impl Builders {
     fn new() -> Builders {
+        // No timer for hyper: the head's deadline is the connection's own (`connection`).
         let mut http1 = http1::Builder::new();
         http1
-            .timer(TokioTimer::new())
-            .header_read_timeout(HEAD_TIMEOUT)
             .max_buf_size(MAX_HEAD)
             .max_headers(64)
             // One request per connection, as the kubelet's prober makes them.
             .keep_alive(false);
         let mut http2 = http2::Builder::new(TokioExecutor::new());
         http2
-            .timer(TokioTimer::new())
             .max_concurrent_streams(MAX_STREAMS)
             .max_header_list_size(MAX_HEAD as u32);
         Builders { http1, http2 }
@@ -188,13 +186,14 @@ async fn connection(
     let _ = stream.set_nodelay(true);
     // A connection costs a task and no buffer until its first bytes come: a flood of silent
     // connections stays cheap to hold and to evict.
+    let head_by = tokio::time::Instant::now() + HEAD_TIMEOUT;
     let http2 = tokio::select! {
         http2 = speaks_http2(&stream) => match http2 {
             Some(http2) => http2,
             None => return,
         },
         () = entry.evicted() => return,
-        () = tokio::time::sleep(HEAD_TIMEOUT) => return,
+        () = tokio::time::sleep_until(head_by) => return,
     };
     let entry = Arc::new(entry);
     let busy_entry = entry.clone();
@@ -213,10 +212,18 @@ async fn connection(
             false => drop(builders.http1.serve_connection(io, service).await),
         }
     };
+    // The whole request head by `head_by` (slowloris); after that only the lifetime bounds it.
+    let head_late = async {
+        tokio::time::sleep_until(head_by).await;
+        if entry.asked() {
+            std::future::pending::<()>().await;
+        }
+    };
     // Cancellation: dropping the connection closes it; an attempt it started runs on.
     tokio::select! {
         () = served => {}
         () = entry.evicted() => {}
+        () = head_late => {}
         () = tokio::time::sleep(lifetime) => {}
     }
 }
