@@ -90,7 +90,7 @@ async fn run(cli: Cli, secrets: Arc<secrets::Secrets>) -> Exit {
             Ok(plan) => serve::serve(plan).await,
             Err(message) => Exit::Usage(message),
         },
-        Command::Install(args) => process::install::install(&args.dir),
+        Command::Install(args) => process::install::install(&args.dir).await,
         Command::Sidecar(command) => {
             let (side, log) = plan::sidecar(command, &cli.log);
             process::sidecar::run(side, log).await

@@ -5,9 +5,10 @@ use std::sync::Arc;
 use crate::check::offload::Lane;
 use crate::check::{Check, Context};
 use crate::engine::{self, humanize};
-use crate::error::{describe_io, Failure};
+use crate::error::describe_io;
 use crate::exit::Exit;
 use crate::plan::{Mode, Plan};
+use crate::process::off_thread::{self, Stop};
 use crate::process::signal::Terminations;
 use crate::report;
 
@@ -88,28 +89,14 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
     Exit::NotReady
 }
 
-/// Why work given to [`off_thread`] has no result.
-enum Stop {
-    /// It did not end in time (or could not start).
-    Failed(Failure),
-    /// A terminating signal came first.
-    Signal(i32),
-}
-
 /// Runs file-system work on a path the user named (`--touch`, `--termination-log`) off the
-/// runtime's thread, as checks do: the path may be on a mount that never answers. It is given
-/// one attempt's time, and a terminating signal ends the wait for it.
+/// runtime's thread, as checks do, for one attempt's time.
 async fn off_thread<T: Send + 'static>(
     plan: &Plan,
     signals: &mut Terminations,
     job: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, Stop> {
-    let (lane, within) = (Lane::default(), plan.policy.attempt_timeout);
-    // Cancellation: dropping the lane's future leaves the work to end on its own thread.
-    tokio::select! {
-        done = lane.run_within(within, job) => done.map_err(Stop::Failed),
-        signal = signals.next() => Err(Stop::Signal(signal)),
-    }
+    off_thread::run(plan.policy.attempt_timeout, signals, job).await
 }
 
 /// `--touch` naming a folder that exists is a usage error: looked for at start, off the

@@ -8,15 +8,35 @@ use std::path::Path;
 use crate::error::describe_io;
 use crate::exit::Exit;
 use crate::process::atomic::{self, Step};
+use crate::process::off_thread::{self, Stop, UNBOUNDED_WITHIN};
+use crate::process::signal::Terminations;
 use crate::redact;
 
 /// Where the kernel exposes the running executable, even when its file was since replaced.
 const SELF_EXE: &str = "/proc/self/exe";
 
 /// Copies `/proc/self/exe` to `DIR/readygate` (the name the README's recipe runs) and reports
-/// the outcome as one line on stderr.
-pub fn install(dir: &Path) -> Exit {
-    let shown = |path: &Path| redact::one_line(&path.display().to_string());
+/// the outcome as one line on stderr. The copy runs off the runtime's thread, so DIR on a mount
+/// that does not answer ends in a reason after [`UNBOUNDED_WITHIN`], or at a terminating signal.
+pub async fn install(dir: &Path) -> Exit {
+    let mut signals = Terminations::listen();
+    let owned = dir.to_path_buf();
+    match off_thread::run(UNBOUNDED_WITHIN, &mut signals, move || copy(&owned)).await {
+        Ok(exit) => exit,
+        Err(Stop::Failed(failure)) => Exit::Failed(format!("install: {}: {failure}", shown(dir))),
+        Err(Stop::Signal(signal)) => {
+            say!("readygate: install: stopped by signal {signal}");
+            Exit::Signal(signal)
+        }
+    }
+}
+
+fn shown(path: &Path) -> String {
+    redact::one_line(&path.display().to_string())
+}
+
+/// The copy itself, with its outcome.
+fn copy(dir: &Path) -> Exit {
     match fs::metadata(dir) {
         // ENOTDIR: a component of the path is a file, so DIR cannot exist either.
         Err(err)

@@ -5,6 +5,7 @@ pub mod atomic;
 pub mod exec;
 pub mod fdlimit;
 pub mod install;
+pub mod off_thread;
 pub mod sidecar;
 pub mod signal;
 pub mod supervise;

@@ -8,7 +8,7 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use crate::support::hung_mount::HungMount;
-use crate::support::{closed_addr, readygate, Running};
+use crate::support::{closed_addr, readygate, wait_until, Running};
 
 const SECOND: Duration = Duration::from_secs(1);
 
@@ -200,4 +200,51 @@ fn termination_log_under_a_hung_mount_fails_after_one_attempts_time() {
         );
         assert_eq!(released(mount, running), Some(1), "{log}");
     }
+}
+
+#[test]
+fn install_into_a_hung_mount_answers_sigterm_at_once() {
+    let Some(mount) = HungMount::new() else {
+        return;
+    };
+    let mut running = Running::spawn(&mut readygate(["install", &mount.arg("shared")]));
+    wait_until("install listens for SIGTERM", || {
+        running.catches(libc::SIGTERM)
+    });
+    let sent = Instant::now();
+    running.signal(libc::SIGTERM);
+    let said = running.line("readygate: install: stopped by signal 15");
+    assert_within(sent, said, MARGIN, "the signal's line");
+    assert_eq!(released(mount, running), Some(143));
+}
+
+#[test]
+fn install_into_a_hung_mount_gives_up_after_30_seconds() {
+    let Some(mount) = HungMount::new() else {
+        return;
+    };
+    let dir = mount.arg("shared");
+    let mut running = Running::spawn(&mut readygate(["install", &dir]));
+    let expected = format!("readygate: install: {dir}: {SILENT} 30.0s");
+    let said = running.line_within(&expected, 60 * SECOND);
+    assert_within(running.started(), said, 30 * SECOND + 2 * MARGIN, "install");
+    assert_eq!(released(mount, running), Some(1));
+}
+
+#[test]
+fn sidecar_native_with_its_state_on_a_hung_mount_answers_sigterm_at_once() {
+    let Some(mount) = HungMount::new() else {
+        return;
+    };
+    let state = mount.arg("state");
+    let argv = ["sidecar", "native", "--state", &state, "--", "true"];
+    let mut running = Running::spawn(&mut readygate(argv));
+    wait_until("the sidecar listens for SIGTERM", || {
+        running.catches(libc::SIGTERM)
+    });
+    let sent = Instant::now();
+    running.signal(libc::SIGTERM);
+    let said = running.line("stopped by signal 15 at the state file");
+    assert_within(sent, said, MARGIN, "the signal's line");
+    assert_eq!(released(mount, running), Some(143));
 }

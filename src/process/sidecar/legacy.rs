@@ -51,7 +51,9 @@ pub async fn run(args: Legacy, mut signals: Terminations) -> Result<Exit, Exit> 
             false => deadline,
         };
         let state = tokio::select! {
-            read = read => read.unwrap_or_else(|_| state::read(path))?,
+            read = read => read.map_err(|failure| {
+                Exit::Failed(format!("cannot read state file {}: {failure}", path.display()))
+            })??,
             () = sleep_until(until) => None,
             signal = signals.next() => return Ok(stopped(signal)),
         };

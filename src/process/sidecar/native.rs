@@ -2,17 +2,24 @@
 //! trace and exits; only a kubelet that supports built-in sidecars restarts it, and that
 //! restart is the proof it writes down before running the real sidecar.
 
+use std::path::Path;
+
 use super::state::{self, State};
 use super::Native;
 use crate::exit::Exit;
+use crate::process::off_thread::{self, Stop, UNBOUNDED_WITHIN};
 use crate::process::signal::Terminations;
 
 /// First run: write `first-run` and exit 0; restart: write `native`, then run COMMAND.
-pub async fn run(args: Native, signals: Terminations) -> Result<Exit, Exit> {
+pub async fn run(args: Native, mut signals: Terminations) -> Result<Exit, Exit> {
     let path = &args.state;
     state::check_path(path)?;
-    let Some(previous) = state::read(path)? else {
-        state::write(path, State::FirstRun)?;
+    let owned = path.clone();
+    let previous = off_thread(path, &mut signals, move || state::read(&owned)).await?;
+    let Some(previous) = previous else {
+        let owned = path.clone();
+        let job = move || state::write(&owned, State::FirstRun);
+        off_thread(path, &mut signals, job).await?;
         tracing::info!(
             "first run: wrote first-run to {}; exiting so that a kubelet with built-in sidecars \
              restarts this container",
@@ -20,7 +27,11 @@ pub async fn run(args: Native, signals: Terminations) -> Result<Exit, Exit> {
         );
         return Ok(Exit::Ready);
     };
-    state::write(path, State::Native)?;
+    let owned = path.clone();
+    off_thread(path, &mut signals, move || {
+        state::write(&owned, State::Native)
+    })
+    .await?;
     tracing::info!(
         "restarted (state was {}): built-in sidecars work; wrote native to {}",
         previous.as_str(),
@@ -30,5 +41,25 @@ pub async fn run(args: Native, signals: Terminations) -> Result<Exit, Exit> {
         Ok(super::sleep_until_terminated(signals).await)
     } else {
         Ok(crate::process::exec::exec(&args.command))
+    }
+}
+
+/// Reads or writes the state file off the runtime's thread: FILE may be on a mount that does
+/// not answer. A terminating signal meanwhile ends the run at once.
+async fn off_thread<T: Send + 'static>(
+    path: &Path,
+    signals: &mut Terminations,
+    job: impl FnOnce() -> Result<T, Exit> + Send + 'static,
+) -> Result<T, Exit> {
+    match off_thread::run(UNBOUNDED_WITHIN, signals, job).await {
+        Ok(done) => done,
+        Err(Stop::Failed(failure)) => Err(Exit::Failed(format!(
+            "state file {}: {failure}",
+            path.display()
+        ))),
+        Err(Stop::Signal(signal)) => {
+            tracing::warn!("stopped by signal {signal} at the state file");
+            Err(Exit::Signal(signal))
+        }
     }
 }
