@@ -163,7 +163,10 @@ impl Check {
             Kind::Http(target) => http::check(target, context, &self.lane).await,
             Kind::File(path) => {
                 // Off the runtime's thread: a stale mount or a slow regex must not stall timers.
-                crate::engine::waiting_for(offload::FS_SILENT);
+                // Without a regex to blame, a job cut short is waiting for the file system.
+                if context.options.matcher.is_none() {
+                    crate::engine::waiting_for(offload::FS_SILENT);
+                }
                 let (path, context) = (path.clone(), context.clone());
                 let aim = self.aim.lock().expect("aim lock").upgrade();
                 let job = move || {
