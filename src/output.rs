@@ -328,16 +328,22 @@ impl Sink {
     }
 }
 
-/// `line` cut to [`MAX_LINE`] bytes (at a character), saying how much was cut.
+/// `line` cut to [`MAX_LINE`] bytes (at characters), saying how much was cut: its start and
+/// its end are kept, since what a line says of the text inside it often comes last
+/// (`invalid value '…' for '--timeout': out of range`).
 fn cut(line: &str) -> std::borrow::Cow<'_, str> {
     if line.len() <= MAX_LINE {
         return line.into();
     }
-    let mut at = MAX_LINE - 64;
-    while !line.is_char_boundary(at) {
-        at -= 1;
+    let (mut head, mut tail) = (MAX_LINE * 3 / 4, line.len() - (MAX_LINE / 4 - 64));
+    while !line.is_char_boundary(head) {
+        head -= 1;
     }
-    format!("{}… ({} more bytes cut)", &line[..at], line.len() - at).into()
+    while !line.is_char_boundary(tail) {
+        tail += 1;
+    }
+    let cut = tail - head;
+    format!("{} … ({cut} bytes cut) … {}", &line[..head], &line[tail..]).into()
 }
 
 fn newlines(bytes: &[u8]) -> u64 {
@@ -456,12 +462,9 @@ mod tests {
         };
         let line = String::from_utf8(line).unwrap();
         assert!(line.len() <= MAX_LINE, "{}", line.len());
-        let cut = 2 * QUEUE_BYTES - (MAX_LINE - 64);
-        assert!(
-            line.ends_with(&format!("é… ({cut} more bytes cut)\n")),
-            "{}",
-            &line[line.len() - 40..]
-        );
+        let cut = 2 * QUEUE_BYTES - MAX_LINE + 64;
+        let marker = format!("é … ({cut} bytes cut) … é");
+        assert!(line.contains(&marker), "{}", &line[MAX_LINE * 3 / 4 - 40..]);
         let (queue, lines) = channel();
         Sink::new(Stream::Err, Some(queue)).push("http://u:pw@h/");
         let Ok(Message::Line(line)) = lines.try_recv() else {

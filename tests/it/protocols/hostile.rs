@@ -124,6 +124,10 @@ fn a_flood_is_cut_off_at_a_few_kib() {
             "10s",
             &target,
         ]));
+        eprintln!(
+            "bench: flood of bytes, {scheme}://: peak {} KiB",
+            run.peak_kib
+        );
         // Well inside the attempt timeout: the capped read ends the attempt, not the clock.
         run.outcome
             .expect_code(1)

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Measures, with the release build, the peak memory of one `probe` against the answers built
+# to cost memory: k8s:// answers of a million empty entries, the largest lists within the
+# caps, server text hundreds of KiB long (tests/it/k8s_bounds.rs), and a flood of bytes to each
+# protocol kind (tests/it/protocols/hostile.rs). Worst of RUNS runs, one test at a time; writes
+# its section of bench/report.md. Usage: bench/memory.sh [RUNS]   (default 3; needs GNU time)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs="${1:-3}"
+out="$(mktemp)"
+trap 'rm -f "$out"' EXIT
+
+cargo build --release --locked --quiet
+for ((i = 1; i <= runs; i++)); do
+  cargo test --release --locked --quiet --test it -- k8s_bounds:: protocols::hostile::a_flood \
+    --nocapture --test-threads=1 2>&1 | grep -o 'bench: .*: peak [0-9]* KiB' >>"$out" || true
+done
+
+python3 - "$out" "$runs" <<'PY'
+import re, subprocess, sys, time
+from pathlib import Path
+lines, runs = Path(sys.argv[1]).read_text().splitlines(), sys.argv[2]
+worst = {}
+for line in lines:
+    label, kib = re.match(r"bench: (.*): peak (\d+) KiB", line).groups()
+    worst[label] = max(worst.get(label, 0), int(kib))
+commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+rows = "\n".join(f"| {label} | {kib / 1024:.1f} MiB |" for label, kib in sorted(worst.items()))
+top = max(worst.values(), default=0) / 1024
+text = f"""<!-- memory:start -->
+## Memory against hostile answers
+
+Written by `bench/memory.sh`; do not edit by hand. {when}, readygate {commit} (release build),
+worst of {runs} runs of each `probe` (GNU time `%M`), one at a time.
+
+| answer | peak RSS |
+| --- | --- |
+{rows}
+
+| goal | target | measured (worst) | met |
+| --- | --- | --- | --- |
+| peak RSS of one `probe`, whatever a peer sends | ≤ 32 MiB | {top:.1f} MiB | {"yes" if top <= 32 else "**no**"} |
+<!-- memory:end -->"""
+report = Path("bench/report.md")
+old = report.read_text()
+start, end = "<!-- memory:start -->", "<!-- memory:end -->"
+if start in old:
+    head, rest = old.split(start, 1)
+    report.write_text(head + text + rest.split(end, 1)[1])
+else:
+    report.write_text(old.rstrip() + "\n\n" + text + "\n")
+print(text)
+PY
