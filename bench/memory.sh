@@ -3,23 +3,31 @@
 # to cost memory: k8s:// answers of a million empty entries, the largest lists within the
 # caps, server text hundreds of KiB long (tests/it/k8s_bounds.rs), and a flood of bytes to each
 # protocol kind (tests/it/protocols/hostile.rs). Worst of RUNS runs, one test at a time; writes
-# its section of bench/report.md. Usage: bench/memory.sh [RUNS]   (default 3; needs GNU time)
+# its section of bench/report.md. Usage: bench/memory.sh [RUNS] [--debug]   (default 3; needs
+# GNU time). --debug measures the test build instead of the release build: quicker to build on a
+# busy machine, and an upper bound (the release binary is smaller and starts leaner).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-3}"
+profile=(--release)
+build="release build"
+if [[ "${2:-}" == --debug ]]; then
+  profile=()
+  build="debug build"
+fi
 out="$(mktemp)"
 trap 'rm -f "$out"' EXIT
 
-cargo build --release --locked --quiet
+cargo build "${profile[@]}" --locked --quiet
 for ((i = 1; i <= runs; i++)); do
-  cargo test --release --locked --quiet --test it -- k8s_bounds:: protocols::hostile::a_flood \
+  cargo test "${profile[@]}" --locked --quiet --test it -- k8s_bounds:: protocols::hostile::a_flood \
     --nocapture --test-threads=1 2>&1 | grep -o 'bench: .*: peak [0-9]* KiB' >>"$out" || true
 done
 
-python3 - "$out" "$runs" <<'PY'
+python3 - "$out" "$runs" "$build" <<'PY'
 import re, subprocess, sys, time
 from pathlib import Path
-lines, runs = Path(sys.argv[1]).read_text().splitlines(), sys.argv[2]
+lines, runs, build = Path(sys.argv[1]).read_text().splitlines(), sys.argv[2], sys.argv[3]
 worst = {}
 for line in lines:
     label, kib = re.match(r"bench: (.*): peak (\d+) KiB", line).groups()
@@ -31,7 +39,7 @@ top = max(worst.values(), default=0) / 1024
 text = f"""<!-- memory:start -->
 ## Memory against hostile answers
 
-Written by `bench/memory.sh`; do not edit by hand. {when}, readygate {commit} (release build),
+Written by `bench/memory.sh`; do not edit by hand. {when}, readygate {commit} ({build}),
 worst of {runs} runs of each `probe` (GNU time `%M`), one at a time.
 
 | answer | peak RSS |
