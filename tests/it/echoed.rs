@@ -15,6 +15,7 @@ use crate::support::http::{Answer, HttpServer, Seen};
 use crate::support::kube::ApiServer;
 use crate::support::redis::Redis;
 use crate::support::run::RunExt;
+use crate::support::served::Served;
 use crate::support::{readygate, TempDir};
 
 /// A sidecar for `--on-exit`: answers every request 200 and keeps every byte it was sent.
@@ -174,6 +175,26 @@ fn a_password_redis_quotes_back_is_never_shown() {
         assert!(all.contains("unknown command 'AUTH'"), "{target}: {all}");
         assert!(all.contains(instead), "{target}: {all}");
     }
+}
+
+#[test]
+fn a_password_redis_quotes_back_is_never_in_an_answer_of_serve() {
+    let redis = redis_without_auth();
+    let target = format!("redis://app:hunter2%40Echo-77@{}", redis.addr);
+    let mut served = Served::start(&["-v", "--fresh-for", "0", &target]);
+    let answer = served.get("/ready");
+    assert_eq!(answer.status, 503, "{answer:?}");
+    assert!(answer.body.contains("'app' '***'"), "{answer:?}");
+    served.running.signal(libc::SIGTERM);
+    let ended = served.running.finish();
+    for piece in ["hunter2", "Echo-77", "%40Echo"] {
+        assert!(!answer.body.contains(piece), "{piece} shown: {answer:?}");
+        assert!(!ended.stderr.contains(piece), "{piece} shown: {ended:#?}");
+    }
+    assert!(
+        ended.stderr.contains("unknown command 'AUTH'"),
+        "{ended:#?}"
+    );
 }
 
 #[test]
