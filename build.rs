@@ -29,6 +29,7 @@ fn packaged_commit() -> Option<String> {
 }
 
 /// HEAD's commit; reruns when HEAD moves (the files git changes on a commit or checkout).
+/// Not packed-refs: every worktree shares it, so any ref change anywhere would relink.
 fn git_commit() -> Option<String> {
     let git = |args: &[&str]| {
         let out = Command::new("git").args(args).output().ok()?;
@@ -36,10 +37,8 @@ fn git_commit() -> Option<String> {
         Some(String::from_utf8(out.stdout).ok()?.trim().to_string())
     };
     let commit = hex(&git(&["rev-parse", "HEAD"])?)?;
-    for file in ["HEAD", "packed-refs"] {
-        if let Some(path) = git(&["rev-parse", "--git-path", file]) {
-            rerun_if_changed(&path);
-        }
+    if let Some(path) = git(&["rev-parse", "--git-path", "HEAD"]) {
+        rerun_if_changed(&path);
     }
     if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
         if let Some(path) = git(&["rev-parse", "--git-path", &branch]) {
