@@ -7,7 +7,8 @@ use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-env-changed=READYGATE_COMMIT");
-    println!("cargo:rerun-if-changed=.cargo_vcs_info.json");
+    // Named only when it exists: cargo counts a missing file as changed, on every build.
+    rerun_if_changed(".cargo_vcs_info.json");
     let commit = std::env::var("READYGATE_COMMIT")
         .ok()
         .filter(|commit| !commit.is_empty())
