@@ -3,7 +3,9 @@
 # podman (or buildah when there is no podman; READYGATE_BUILDER=podman|buildah chooses), without
 # reaching any registry: the image is images/Dockerfile's final stage, the binary copied from
 # here instead of from the Dockerfile's Rust build stage. Prints the image reference as its
-# last line. Usage: images/build-image.sh [IMAGE]   (default localhost/readygate:VERSION)
+# last line. Usage: images/build-image.sh [IMAGE [TARGET]]   (default localhost/readygate:VERSION,
+# for x86_64-unknown-linux-gnu; aarch64-unknown-linux-gnu builds an arm64 image).
+# With SOURCE_DATE_EPOCH, every timestamp in the image is that time (a reproducible image).
 #
 # It uses the caller's podman/buildah settings and storage (CONTAINERS_CONF,
 # CONTAINERS_STORAGE_CONF, ...): the container tests point them at a temporary folder.
@@ -13,6 +15,12 @@ cd "$(dirname "$0")/.."
 version="$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)"
 revision="$(git rev-parse HEAD 2>/dev/null || echo unknown)"
 image="${1:-localhost/readygate:$version}"
+target="${2:-x86_64-unknown-linux-gnu}"
+case "$target" in
+  x86_64-unknown-linux-gnu | x86_64 | amd64) arch=amd64 ;;
+  aarch64-unknown-linux-gnu | aarch64 | arm64) arch=arm64 ;;
+  *) echo "build-image: unsupported target '$target'" >&2; exit 2 ;;
+esac
 
 builder="${READYGATE_BUILDER:-}"
 if [[ -z "$builder" ]]; then
@@ -24,7 +32,7 @@ if [[ -z "$builder" ]]; then
   fi
 fi
 
-binary="$(images/static-build.sh | tail -n 1)"
+binary="$(images/static-build.sh "$target" | tail -n 1)"
 
 context="$(mktemp -d)"
 trap 'rm -rf "$context"' EXIT
@@ -40,7 +48,8 @@ grep -qx 'COPY readygate /readygate' "$context/Containerfile" || {
 }
 
 args=(--pull=never --layers=false --file "$context/Containerfile" --tag "$image"
-  --build-arg "VERSION=$version" --build-arg "REVISION=$revision")
+  --os linux --arch "$arch" --build-arg "VERSION=$version" --build-arg "REVISION=$revision")
+[[ -n "${SOURCE_DATE_EPOCH:-}" ]] && args+=(--timestamp "$SOURCE_DATE_EPOCH")
 case "$builder" in
   podman) podman build --quiet "${args[@]}" "$context" >&2 ;;
   buildah) buildah build --quiet "${args[@]}" "$context" >&2 ;;
