@@ -134,11 +134,6 @@ impl Targets {
                 (Ok(()), _) => tracing::info!("{}: ready", cell.name),
                 (Err(reason), _) => tracing::info!("{}: not ready: {reason}", cell.name),
             }
-            tracing::debug!(
-                "{}: attempt: {}",
-                cell.name,
-                outcome.as_ref().err().map_or("ready", |r| r)
-            );
             state.last = Some((started, outcome.clone()));
             state.flight = None;
             drop(state);

@@ -100,17 +100,14 @@ pub async fn serve(mut serve: ServePlan) -> Exit {
             accepted = listener.accept() => accepted,
         };
         match accepted {
-            Ok((stream, _)) => match conns.admit() {
-                Some(entry) => {
+            // With every open connection answering a request, a new one is closed at once.
+            Ok((stream, _)) => {
+                if let Some(entry) = conns.admit() {
                     let (app, builders) = (app.clone(), builders.clone());
                     tokio::spawn(connection(stream, entry, app, builders, lifetime));
                 }
-                None => tracing::debug!("connection refused: {MAX_CONNECTIONS} answering"),
-            },
-            Err(e) => {
-                tracing::debug!("cannot accept a connection: {}", describe_io(&e));
-                tokio::time::sleep(ACCEPT_PAUSE).await;
             }
+            Err(_) => tokio::time::sleep(ACCEPT_PAUSE).await,
         }
         // The new connection reads its request head before the next accept can evict it.
         tokio::task::yield_now().await;
