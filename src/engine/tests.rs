@@ -269,8 +269,9 @@ async fn a_check_that_stops_waiting_keeps_the_earlier_reason_only_at_the_deadlin
 }
 
 #[tokio::test(start_paused = true)]
-async fn success_threshold_needs_consecutive_successes() {
+async fn good_attempts_towards_the_threshold_come_at_the_first_delay() {
     // Up from 1s, down again from 1.015s, up for good from 1.5s: the first streak breaks.
+    // (Whether it does depends on the jitter: `successes_between_failures_never_…` tests that.)
     let flapping = script(&[(0, REFUSED), (1000, Up), (1015, REFUSED), (1500, Up)]);
     let policy = with(|p| p.success_threshold = 3);
     let (ended, took) = go(&[&flapping], LOCAL, &policy).await;
