@@ -348,7 +348,7 @@ fn extreme_but_valid_values_never_panic() {
         "366d",
         &closed,
     ])
-    .outcome();
+    .outcome_at(Duration::from_millis(500));
     outcome
         .expect_code(1)
         .expect_ended_at(Duration::from_millis(500))

@@ -50,7 +50,8 @@ fn probe_makes_exactly_one_attempt() {
 #[test]
 fn wait_on_a_closed_port_fails_at_the_deadline() {
     let addr = closed_addr();
-    let outcome = readygate(["wait", "--timeout", "500ms", &format!("tcp://{addr}")]).outcome();
+    let outcome =
+        readygate(["wait", "--timeout", "500ms", &format!("tcp://{addr}")]).outcome_at(ms(500));
     outcome
         .expect_code(1)
         .expect_ended_at(ms(500))
@@ -441,12 +442,12 @@ fn environment_supplies_options_and_the_command_line_wins() {
     let closed = format!("tcp://{}", closed_addr());
     readygate(["wait", &closed])
         .env("READYGATE_TIMEOUT", "300ms")
-        .outcome()
+        .outcome_at(ms(300))
         .expect_code(1)
         .expect_ended_at(ms(300));
     readygate(["wait", "--timeout", "200ms", &closed])
         .env("READYGATE_TIMEOUT", "1h")
-        .outcome()
+        .outcome_at(ms(200))
         .expect_code(1)
         .expect_ended_at(ms(200));
     let server = HttpServer::start(|_, _| Answer::body("ok"));

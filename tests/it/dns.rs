@@ -407,7 +407,7 @@ fn dns_trouble_is_the_reason_not_a_bare_timeout() {
         },
     );
     pod.readygate(["probe", "--timeout", "700ms", "tcp://web:80"])
-        .outcome()
+        .outcome_at(Duration::from_millis(700))
         .expect_code(1)
         .expect_stdout("tcp://web:80: cannot resolve web (DNS: 127.0.0.53:53 timed out)")
         .expect_ended_at(Duration::from_millis(700));

@@ -52,7 +52,7 @@ fn nginx_answering_503_is_not_ready_and_says_so() {
     outcome.expect_code(1);
     assert_eq!(outcome.stdout, format!("{url}: status 503\n"));
     readygate(["wait", "--timeout", "700ms", &url])
-        .outcome()
+        .outcome_at(Duration::from_millis(700))
         .expect_code(1)
         .expect_ended_at(Duration::from_millis(700))
         .expect_stderr("status 503");

@@ -77,7 +77,10 @@ fn grep_all_output(url: &str, extra: &[&str]) -> usize {
         expect_no_secret(&what, &outcome.stderr);
         let written = std::fs::read_to_string(&log).expect("termination log written");
         expect_no_secret(&what, &written);
-        assert!(written.contains("not ready"), "{written}");
+        assert!(
+            written.contains("not ready"),
+            "{what}: termination log {written:?}: {outcome:#?}"
+        );
         spoke += usize::from(!outcome.stderr.is_empty() || !outcome.stdout.is_empty());
     }
     spoke

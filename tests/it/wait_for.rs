@@ -46,6 +46,11 @@ impl WaitFor {
     fn run(&self, args: &[&str]) -> Outcome {
         self.command(args).outcome()
     }
+
+    /// As [`WaitFor::run`], for a run that should end at `bound`: once more if it ended late.
+    fn run_at(&self, args: &[&str], bound: Duration) -> Outcome {
+        self.command(args).outcome_at(bound)
+    }
 }
 
 fn with_command(args: &[&str]) -> Vec<String> {
@@ -59,6 +64,14 @@ fn run_with_command(wait_for: &WaitFor, args: &[&str]) -> Outcome {
     let args = with_command(args);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     wait_for.run(&args)
+}
+
+/// As [`run_with_command`], for a run that should time out at `bound`: once more if it ended
+/// late.
+fn timed_out_with_command(wait_for: &WaitFor, args: &[&str], bound: Duration) -> Outcome {
+    let args = with_command(args);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    wait_for.run_at(&args, bound)
 }
 
 #[test]
@@ -85,7 +98,7 @@ fn a_closed_port_times_out_with_the_scripts_line_even_when_quiet() {
         if quiet {
             args.insert(0, "-q");
         }
-        let outcome = run_with_command(&wait_for, &args);
+        let outcome = timed_out_with_command(&wait_for, &args, SECOND);
         outcome.expect_code(1).expect_ended_at(SECOND);
         assert_eq!(outcome.stderr, "Operation timed out\n", "quiet: {quiet}");
         assert_eq!(outcome.stdout, "", "the command must not run");
@@ -111,7 +124,7 @@ fn every_spelling_of_the_timeout_is_read() {
             .map(|arg| if *arg == "T" { target.as_str() } else { arg })
             .collect();
         wait_for
-            .run(&args)
+            .run_at(&args, SECOND)
             .expect_code(1)
             .expect_ended_at(SECOND)
             .expect_stderr("Operation timed out");
@@ -205,7 +218,7 @@ fn http_follows_redirects_to_other_hosts_as_wget_does() {
     // An endless chain is never ready, and ends at the timeout.
     let looping =
         HttpServer::start(|_, hit| Answer::status(302).header("Location", format!("/hop{hit}")));
-    run_with_command(&wait_for, &["-t", "1", &looping.url("/")])
+    timed_out_with_command(&wait_for, &["-t", "1", &looping.url("/")], SECOND)
         .expect_code(1)
         .expect_ended_at(SECOND);
 }
@@ -306,7 +319,7 @@ fn a_port_that_can_never_open_times_out_like_any_other() {
         "127.0.0.1:99999",
         "127.0.0.1:no-such-service",
     ] {
-        let outcome = run_with_command(&wait_for, &["-t", "1", target]);
+        let outcome = timed_out_with_command(&wait_for, &["-t", "1", target], SECOND);
         outcome.expect_code(1).expect_ended_at(SECOND);
         assert_eq!(outcome.stderr, "Operation timed out\n", "{target}");
     }

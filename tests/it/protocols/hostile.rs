@@ -39,7 +39,7 @@ fn a_silent_listener_is_not_ready_within_the_attempt_timeout() {
     let targets: Vec<String> = SCHEMES.iter().map(|scheme| peer.url(scheme, "")).collect();
     let mut args = vec!["probe", "--timeout", "5s", "--attempt-timeout", "500ms"];
     args.extend(targets.iter().map(String::as_str));
-    let outcome = readygate(&args).outcome();
+    let outcome = readygate(&args).outcome_at(Duration::from_millis(500));
     outcome
         .expect_code(1)
         .expect_ended_at(Duration::from_millis(500));

@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 /// How far past its deadline (or attempt timeout) a run may end, measured from its spawn: room
 /// for process start and scheduling on a loaded 2-core machine, where tens of milliseconds are
-/// usual, while an overrun of 500 ms fails. The benchmark (bench/hostile.sh) records the real
-/// overruns.
-pub const OVERRUN: Duration = Duration::from_millis(400);
+/// usual and a few hundred happen, while a run 500 ms late (plus its own start) always fails.
+/// The benchmark (bench/hostile.sh) records the real overruns.
+pub const OVERRUN: Duration = Duration::from_millis(450);
 
 /// A `readygate` command with a clean environment (no inherited `READYGATE_*`).
 pub fn readygate<I, S>(args: I) -> Command
@@ -102,14 +102,37 @@ impl Outcome {
 pub trait RunExt {
     /// Runs to completion, capturing output.
     fn outcome(&mut self) -> Outcome;
+    /// Runs to completion, for a run that should end at `bound` (see
+    /// [`Outcome::expect_ended_at`]): one that ends [`OVERRUN`] or more past it is run once more,
+    /// and that second run is returned. Load can hold up one run; a bug holds up every run.
+    fn outcome_at(&mut self, bound: Duration) -> Outcome;
     /// Spawns with captured output, for tests that act while it runs.
     fn spawn_captured(&mut self) -> (Child, Instant);
+}
+
+/// Whether a run that took `elapsed` is to be run once more, as [`RunExt::outcome_at`] says.
+pub fn late(elapsed: Duration, bound: Duration) -> bool {
+    let late = elapsed >= bound + OVERRUN;
+    if late {
+        eprintln!(
+            "ended {elapsed:?} after its spawn, {OVERRUN:?} or more past {bound:?}: once more"
+        );
+    }
+    late
 }
 
 impl RunExt for Command {
     fn outcome(&mut self) -> Outcome {
         let (child, started) = self.spawn_captured();
         finish(child, started)
+    }
+
+    fn outcome_at(&mut self, bound: Duration) -> Outcome {
+        let first = self.outcome();
+        match late(first.elapsed, bound) {
+            true => self.outcome(),
+            false => first,
+        }
     }
 
     fn spawn_captured(&mut self) -> (Child, Instant) {
