@@ -310,7 +310,9 @@ async fn stable_for_needs_the_whole_span_with_every_attempt_good() {
 async fn a_deadline_within_the_span_says_how_long_it_held() {
     let up = up_from(1000);
     let policy = with(|p| (p.stable_for, p.deadline) = (2500 * MS, Some(3 * S)));
-    let (ended, took) = go(&[&up], LOCAL, &policy).await;
+    // Attempts 5-10ms apart: up by 1.01s, so stable for 1.99-2.0s (LOCAL's 100ms gaps made it
+    // 1.9s at times).
+    let (ended, took) = go(&[&up], steady(10 * MS), &policy).await;
     assert_eq!(ended, "missed: stable for only 2.0s of the 2.5s needed");
     assert_eq!(took, 3 * S);
     // Zero asks for no span: ready at the first success.
