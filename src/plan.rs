@@ -196,7 +196,8 @@ impl Plan {
         let k8s = k8s
             .then(|| {
                 let dir = args.k8s_serviceaccount_dir.as_deref();
-                crate::check::k8s::Cluster::find(dir, secrets.clone())
+                let bound = args.attempt_timeout.unwrap_or(ATTEMPT_TIMEOUT);
+                crate::check::k8s::Cluster::find(dir, secrets.clone(), bound)
             })
             .transpose()?;
         let usual = match mode {

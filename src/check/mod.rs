@@ -109,18 +109,42 @@ pub struct Check {
     pub lane: offload::Lane,
     /// A file target's watch, aimed by each attempt before it reads.
     aim: Mutex<Weak<file::Aim>>,
+    /// A `k8s://` target's watched state, which its attempts read.
+    feed: Arc<k8s::Feed>,
 }
 
-/// A file target's folder events; `None` for the other kinds (they are polled).
-pub type CheckWatch = Option<file::FileWatch>;
+/// A file target's folder events, or a `k8s://` target's watch; `None` for the other kinds
+/// (they are polled).
+pub type CheckWatch = Option<Watches>;
+
+/// What wakes the engine early, by kind.
+pub enum Watches {
+    File(file::FileWatch),
+    K8s(k8s::Watcher),
+}
+
+impl crate::engine::Watch for Watches {
+    async fn changed(&mut self) {
+        match self {
+            Watches::File(watch) => watch.changed().await,
+            Watches::K8s(watch) => watch.changed().await,
+        }
+    }
+}
 
 impl Condition for Check {
     type Watch = CheckWatch;
     type Failure = Failure;
 
     fn watch(&self) -> CheckWatch {
-        let Kind::File(path) = &self.target.kind else {
-            return None;
+        let path = match &self.target.kind {
+            Kind::File(path) => path,
+            Kind::K8s(target) => {
+                let (context, feed) = (self.context.clone(), self.feed.clone());
+                let name = self.target.to_string();
+                return k8s::Watcher::start(target, context, feed, name).map(Watches::K8s);
+            }
+            _ => return None,
         };
         // A file target's content matters only with `--contains`/`--matches`.
         let wake = match self.context.options.matcher {
@@ -129,7 +153,7 @@ impl Condition for Check {
         };
         let watch = file::FileWatch::new(path, wake)?;
         *self.aim.lock().expect("aim lock") = Arc::downgrade(&watch.aim);
-        Some(watch)
+        Some(Watches::File(watch))
     }
 
     async fn attempt(&self) -> Result<(), Miss<Failure>> {
@@ -146,12 +170,13 @@ impl Condition for Check {
 impl Check {
     /// `target` checked with the run's `context`.
     pub fn new(target: Target, context: Arc<Context>) -> Check {
-        let (lane, aim) = Default::default();
+        let (lane, aim, feed) = Default::default();
         Check {
             target,
             context,
             lane,
             aim,
+            feed,
         }
     }
 
@@ -185,7 +210,7 @@ impl Check {
             Kind::Zookeeper(endpoint) => zookeeper::check(endpoint).await,
             Kind::Dns(name) => dns::check(name).await,
             Kind::K8s(target) => match &context.options.k8s {
-                Some(cluster) => return k8s::check(target, cluster).await,
+                Some(cluster) => return k8s::check(target, cluster, &self.feed).await,
                 None => Err(Failure::Protocol("no in-cluster config for k8s://".into())),
             },
         };

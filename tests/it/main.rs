@@ -17,6 +17,7 @@ mod in_step;
 mod install;
 mod k8s;
 mod k8s_bounds;
+mod k8s_watch;
 mod kubelet_parity;
 mod lines;
 mod on_exit;

@@ -29,6 +29,8 @@ pub struct Cluster {
     pub token: PathBuf,
     /// The namespace of a target that names none: the pod's own.
     pub namespace: String,
+    /// The attempts' bound (`--attempt-timeout`): a watch's answer comes within it.
+    pub attempt_timeout: std::time::Duration,
     /// TLS that trusts the service account's `ca.crt` only.
     pub tls: Arc<ClientConfig>,
     /// Where the token is read: off the runtime's thread, one read at a time.
@@ -40,7 +42,11 @@ pub struct Cluster {
 impl Cluster {
     /// Finds the in-cluster config; `dir` replaces the service account folder. Outside a pod
     /// (no variables, no token) the error is the one-line usage message that says so.
-    pub fn find(dir: Option<&Path>, secrets: Arc<Secrets>) -> Result<Cluster, String> {
+    pub fn find(
+        dir: Option<&Path>,
+        secrets: Arc<Secrets>,
+        attempt_timeout: std::time::Duration,
+    ) -> Result<Cluster, String> {
         let dir = dir.unwrap_or(Path::new(SERVICE_ACCOUNT_DIR));
         let outside =
             |what: String| format!("k8s:// targets work inside a Kubernetes pod, and {what}");
@@ -82,6 +88,7 @@ impl Cluster {
             api,
             token,
             namespace: own_namespace(dir)?,
+            attempt_timeout,
             tls: crate::net::tls::trusting_only(&roots).map_err(|e| e.to_string())?,
             lane: crate::check::offload::Lane::default(),
             secrets,

@@ -17,8 +17,9 @@ use crate::header::Header;
 use crate::net::transport::{connect_tcp, BoxedIo};
 use crate::target::HttpTarget;
 
-/// The most of an answer that is read: a list of a few hundred pods.
-const MAX_ANSWER: usize = 4 << 20;
+/// The most of an answer that is read: a list of a few hundred pods; also the most of one
+/// watch event.
+pub const MAX_ANSWER: usize = 4 << 20;
 
 /// An API resource: its group (empty for the core group), version and plural name.
 pub type Resource = (&'static str, &'static str, &'static str);
@@ -49,14 +50,22 @@ pub async fn fetch<T: DeserializeOwned>(
     query: Query<'_>,
     absent: impl FnOnce() -> String,
 ) -> Result<T, Miss<Failure>> {
+    let body = fetch_body(cluster, resource, namespace, query, absent).await?;
+    Ok(parse(&body)?)
+}
+
+/// As [`fetch`], the answer's body (status 200) left unread.
+pub async fn fetch_body(
+    cluster: &Cluster,
+    resource: Resource,
+    namespace: &str,
+    query: Query<'_>,
+    absent: impl FnOnce() -> String,
+) -> Result<Vec<u8>, Miss<Failure>> {
     let token = cluster.read_token().await?;
     let request = request(&cluster.api, path(resource, namespace, query), &token);
     let request = request.map_err(Failure::from)?;
-    let host = &cluster.api.endpoint.host;
-    let stream: BoxedIo = Box::new(connect_tcp(&cluster.api.endpoint).await?);
-    let trust = "not the one in the service account's ca.crt";
-    crate::engine::waiting_for(crate::engine::TLS_HANDSHAKE);
-    let stream = crate::net::tls::connect_with(stream, host, &cluster.tls, trust).await?;
+    let stream = connect(cluster).await?;
     let (status, body) = roundtrip(stream, request, |response| async move {
         let status = response.status().as_u16();
         let body = read_body(response.into_body(), MAX_ANSWER + 1).await?;
@@ -68,7 +77,7 @@ pub async fn fetch<T: DeserializeOwned>(
         return Err(Failure::from(format!("the API server's answer is over {mib} MiB")).into());
     }
     let failure = match status {
-        200 => return Ok(parse(&body)?),
+        200 => return Ok(body),
         404 => absent().into(),
         401 => "token rejected (401 Unauthorized): the API server does not accept the service \
                 account token"
@@ -89,13 +98,27 @@ pub async fn fetch<T: DeserializeOwned>(
     Err(Miss::NotYet(failure))
 }
 
-/// The request path, e.g. `/apis/batch/v1/namespaces/NS/jobs/NAME`.
-fn path((group, version, plural): Resource, namespace: &str, query: Query) -> String {
+/// A fresh connection to the API server, TLS verified with `ca.crt`.
+pub async fn connect(cluster: &Cluster) -> Result<BoxedIo, Failure> {
+    let host = &cluster.api.endpoint.host;
+    let stream: BoxedIo = Box::new(connect_tcp(&cluster.api.endpoint).await?);
+    let trust = "not the one in the service account's ca.crt";
+    crate::engine::waiting_for(crate::engine::TLS_HANDSHAKE);
+    crate::net::tls::connect_with(stream, host, &cluster.tls, trust).await
+}
+
+/// The collection's path, e.g. `/apis/batch/v1/namespaces/NS/jobs`.
+pub fn collection((group, version, plural): Resource, namespace: &str) -> String {
     let api = match group {
         "" => format!("/api/{version}"),
         group => format!("/apis/{group}/{version}"),
     };
-    let collection = format!("{api}/namespaces/{namespace}/{plural}");
+    format!("{api}/namespaces/{namespace}/{plural}")
+}
+
+/// The request path, e.g. `/apis/batch/v1/namespaces/NS/jobs/NAME`.
+fn path(resource: Resource, namespace: &str, query: Query) -> String {
+    let collection = collection(resource, namespace);
     match query {
         Query::Get(name) => format!("{collection}/{name}"),
         Query::List(labels) => format!(
@@ -123,7 +146,11 @@ fn forbidden((group, _, plural): Resource, namespace: &str, query: Query) -> Fai
 
 /// The GET of `path` from `api`, asking for JSON, with the token as a bearer credential (which
 /// `Header` marks sensitive).
-fn request(api: &HttpTarget, path: String, token: &str) -> Result<Request<Empty<Bytes>>, String> {
+pub fn request(
+    api: &HttpTarget,
+    path: String,
+    token: &str,
+) -> Result<Request<Empty<Bytes>>, String> {
     let headers = [
         Header::parse("Accept: application/json")?,
         Header::parse(&format!("Authorization: Bearer {token}"))?,

@@ -6,15 +6,17 @@
 //! With it comes a service account folder (`token`, `ca.crt`, `namespace`) and the environment
 //! a pod has, so `readygate` finds its "cluster" as it would in a pod.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 
 use http_body_util::Full;
-use hyper::body::{Bytes, Incoming};
+use hyper::body::{Body, Bytes, Frame, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
@@ -61,6 +63,36 @@ struct State {
     /// `Authorization` header, as a proxy or API server that quotes what it got.
     quoting: Option<fn(&str) -> String>,
     seen: Vec<Seen>,
+    /// The last resourceVersion given out; each `put` takes the next.
+    version: u64,
+    /// Every change, as a watch sends it: `(version, key, event type, object)`.
+    changes: Vec<(u64, Key, &'static str, Value)>,
+    /// How the next watches are answered, one entry each; then [`Watching::Follow`].
+    watches: VecDeque<Watching>,
+}
+
+/// `(API prefix, resource, namespace, name)`.
+type Key = (String, String, String, String);
+
+/// How the stand-in answers one watch request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Watching {
+    /// Each change of the object as it comes, until the client goes.
+    Follow,
+    /// The changes after the version asked for, up to `n` of them, then the end of the
+    /// stream (as `timeoutSeconds` ends it).
+    EndAfter(usize),
+    /// A `BOOKMARK` at a newer version than any change, then the end of the stream.
+    BookmarkThenEnd,
+    /// HTTP 410 Gone: the version asked for is too old.
+    Gone,
+    /// 200, then an `ERROR` event with code 410, then the end of the stream.
+    GoneEvent,
+    /// No answer at all: the connection stays open and silent.
+    Stall,
+    /// An event that never ends: a line of `{"type":"MODIFIED","object":{"x":"aaaa…` for as
+    /// long as the client reads.
+    Endless,
 }
 
 /// A running stand-in; it stops with the test process.
@@ -87,6 +119,7 @@ impl ApiServer {
         std::fs::write(account.join("namespace"), OWN_NAMESPACE).expect("write namespace");
         let state = Arc::new(Mutex::new(State {
             token: token.to_string(),
+            version: 4711,
             ..State::default()
         }));
         let server = ApiServer {
@@ -108,7 +141,12 @@ impl ApiServer {
                 };
                 let service = service_fn(move |request: Request<Incoming>| {
                     let answer = answer(&state, &request);
-                    async move { Ok::<_, Infallible>(answer) }
+                    async move {
+                        match answer {
+                            Some(answer) => Ok::<_, Infallible>(answer),
+                            None => std::future::pending().await,
+                        }
+                    }
                 });
                 let _ = http1::Builder::new()
                     .serve_connection(TokioIo::new(stream), service)
@@ -130,8 +168,9 @@ impl ApiServer {
         command
     }
 
-    /// Puts (or replaces) an object, as made by the builders below.
-    pub fn put(&self, object: Value) {
+    /// Puts (or replaces) an object, as made by the builders below, at the next
+    /// resourceVersion; a watch of it sees the change.
+    pub fn put(&self, mut object: Value) {
         let kind = object["kind"].as_str().expect("kind").to_string();
         let (prefix, resource) = match kind.as_str() {
             "Job" => ("/apis/batch/v1", "jobs"),
@@ -159,11 +198,61 @@ impl ApiServer {
                     .collect()
             })
             .unwrap_or_default();
+        let mut state = self.state.lock().unwrap();
+        state.version += 1;
+        let version = state.version;
+        object["metadata"]["resourceVersion"] = json!(version.to_string());
+        let kind = match state.objects.contains_key(&key) {
+            true => "MODIFIED",
+            false => "ADDED",
+        };
+        state
+            .changes
+            .push((version, key.clone(), kind, object.clone()));
         let stored = Stored {
             labels,
             body: object,
         };
-        self.state.lock().unwrap().objects.insert(key, stored);
+        state.objects.insert(key, stored);
+    }
+
+    /// Deletes the `kind` (`Pod`, `Job`) of this name in the own namespace; a watch sees it.
+    pub fn delete(&self, kind: &str, name: &str) {
+        let (prefix, resource) = match kind {
+            "Job" => ("/apis/batch/v1", "jobs"),
+            "Pod" => ("/api/v1", "pods"),
+            other => panic!("the stand-in deletes no {other}"),
+        };
+        let key = (
+            prefix.into(),
+            resource.into(),
+            OWN_NAMESPACE.into(),
+            name.into(),
+        );
+        let mut state = self.state.lock().unwrap();
+        let mut gone = state
+            .objects
+            .remove(&key)
+            .expect("an object to delete")
+            .body;
+        state.version += 1;
+        gone["metadata"]["resourceVersion"] = json!(state.version.to_string());
+        let version = state.version;
+        state.changes.push((version, key, "DELETED", gone));
+    }
+
+    /// Answers the next watch requests as these say, one each, in order.
+    pub fn watches(&self, plan: &[Watching]) {
+        self.state.lock().unwrap().watches.extend(plan);
+    }
+
+    /// The watch requests seen so far, with the resourceVersion each asked for.
+    pub fn watch_versions(&self) -> Vec<String> {
+        self.seen()
+            .iter()
+            .filter(|seen| seen.path.contains("watch=1"))
+            .map(|seen| query_value(&seen.path, "resourceVersion").unwrap_or_default())
+            .collect()
     }
 
     /// Answers `path_and_query` with `body` as it is, status 200: an answer no object makes.
@@ -218,8 +307,176 @@ impl ApiServer {
     }
 }
 
-/// Answers one request from the state, as the API server would.
-fn answer(state: &Mutex<State>, request: &Request<Incoming>) -> Response<Full<Bytes>> {
+/// Answers one request from the state, as the API server would; `None`: no answer ever.
+fn answer(state: &Arc<Mutex<State>>, request: &Request<Incoming>) -> Option<Response<Answer>> {
+    let query = request.uri().query().unwrap_or_default();
+    if query.contains("watch=1") {
+        return watch(state, request);
+    }
+    Some(answer_get(state, request))
+}
+
+/// A value of the query `path` carries, percent-decoded.
+fn query_value(path: &str, name: &str) -> Option<String> {
+    let query = path.split_once('?')?.1;
+    query
+        .split('&')
+        .find_map(|pair| pair.strip_prefix(&format!("{name}=")))
+        .map(percent_decode)
+}
+
+/// A watch request: checked as a GET is, then answered as the plan says.
+fn watch(state: &Arc<Mutex<State>>, request: &Request<Incoming>) -> Option<Response<Answer>> {
+    let uri = request.uri().to_string();
+    let (Some((prefix, namespace, resource, None)), Some(field), Some(from)) = (
+        route(request.uri().path()),
+        query_value(&uri, "fieldSelector"),
+        query_value(&uri, "resourceVersion"),
+    ) else {
+        panic!("the stand-in watches one object from a version: {uri}");
+    };
+    assert!(uri.contains("allowWatchBookmarks=true"), "{uri}");
+    assert!(uri.contains("timeoutSeconds="), "{uri}");
+    let name = field
+        .strip_prefix("metadata.name=")
+        .expect("a name selector");
+    let mut locked = state.lock().unwrap();
+    locked.seen.push(Seen {
+        path: uri.clone(),
+        authorization: request
+            .headers()
+            .get("authorization")
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
+        accept: None,
+        host: None,
+    });
+    let bearer = format!("Bearer {}", locked.token);
+    if locked.seen.last().unwrap().authorization.as_deref() != Some(&bearer) {
+        return Some(respond(
+            401,
+            status(401, "Unauthorized", "Unauthorized", json!(null)),
+        ));
+    }
+    if locked
+        .denied
+        .contains(&("watch".to_string(), resource.clone()))
+    {
+        let message = format!(
+            "{resource} is forbidden: User \"system:serviceaccount:{OWN_NAMESPACE}:waiter\" \
+             cannot watch resource \"{resource}\" in the namespace \"{namespace}\""
+        );
+        return Some(respond(403, status(403, "Forbidden", &message, json!({}))));
+    }
+    let plan = locked.watches.pop_front().unwrap_or(Watching::Follow);
+    let from: u64 = from.parse().expect("a resourceVersion the stand-in gave");
+    let key = (prefix, resource, namespace, name.to_string());
+    let gone = move || {
+        status(
+            410,
+            "Expired",
+            &format!("too old resource version: {from}"),
+            json!(null),
+        )
+    };
+    match plan {
+        Watching::Stall => return None,
+        Watching::Gone => return Some(respond(410, gone())),
+        _ => {}
+    }
+    let (lines, stream) = tokio::sync::mpsc::channel::<Bytes>(4);
+    let state = state.clone();
+    let line = |value: Value| Bytes::from(format!("{value}\n"));
+    tokio::spawn(async move {
+        let mut at = from;
+        let mut sent = 0;
+        match plan {
+            Watching::GoneEvent => {
+                let _ = lines
+                    .send(line(json!({"type": "ERROR", "object": gone()})))
+                    .await;
+                return;
+            }
+            Watching::BookmarkThenEnd => {
+                let version = {
+                    let mut state = state.lock().unwrap();
+                    state.version += 1;
+                    state.version
+                };
+                let bookmark = json!({"type": "BOOKMARK", "object": {"kind": "Job",
+                    "apiVersion": "batch/v1", "metadata": {"resourceVersion": version.to_string(),
+                    "annotations": {"k8s.io/initial-events-end": "true"}}}});
+                let _ = lines.send(line(bookmark)).await;
+                return;
+            }
+            Watching::Endless => {
+                let _ = lines
+                    .send(Bytes::from(r#"{"type":"MODIFIED","object":{"x":""#))
+                    .await;
+                let chunk = Bytes::from(vec![b'a'; 64 << 10]);
+                while lines.send(chunk.clone()).await.is_ok() {}
+                return;
+            }
+            _ => {}
+        }
+        loop {
+            let new: Vec<(u64, &'static str, Value)> = state
+                .lock()
+                .unwrap()
+                .changes
+                .iter()
+                .filter(|(version, changed, ..)| *version > at && *changed == key)
+                .map(|(version, _, kind, object)| (*version, *kind, object.clone()))
+                .collect();
+            for (version, kind, object) in new {
+                at = version;
+                if lines
+                    .send(line(json!({"type": kind, "object": object})))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                sent += 1;
+                if plan == Watching::EndAfter(sent) {
+                    return;
+                }
+            }
+            if lines.is_closed() {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    });
+    let mut response = respond(200, json!(null));
+    *response.body_mut() = Answer::Stream(stream);
+    Some(response)
+}
+
+/// An answer's body: whole, or a watch's lines as they come.
+pub enum Answer {
+    Full(Full<Bytes>),
+    Stream(tokio::sync::mpsc::Receiver<Bytes>),
+}
+
+impl Body for Answer {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.get_mut() {
+            Answer::Full(full) => Pin::new(full).poll_frame(cx),
+            Answer::Stream(lines) => lines
+                .poll_recv(cx)
+                .map(|line| line.map(|l| Ok(Frame::data(l)))),
+        }
+    }
+}
+
+/// Answers one GET from the state, as the API server would.
+fn answer_get(state: &Mutex<State>, request: &Request<Incoming>) -> Response<Answer> {
     let header = |name: &str| {
         request
             .headers()
@@ -247,7 +504,7 @@ fn answer(state: &Mutex<State>, request: &Request<Incoming>) -> Response<Full<By
     }
     if let Some(body) = state.verbatim.get(&request.uri().to_string()) {
         let mut response = respond(200, json!(null));
-        *response.body_mut() = Full::new(body.clone());
+        *response.body_mut() = Answer::Full(Full::new(body.clone()));
         return response;
     }
     let Some((prefix, namespace, resource, name)) = route(&path) else {
@@ -413,12 +670,12 @@ fn status(code: u16, reason: &str, message: &str, details: Value) -> Value {
     status
 }
 
-fn respond(code: u16, body: Value) -> Response<Full<Bytes>> {
+fn respond(code: u16, body: Value) -> Response<Answer> {
     Response::builder()
         .status(code)
         .header("content-type", "application/json")
         .header("audit-id", "0b5a4d3e-1f3c-4a8e-9d6b-2c7f0e1a9b84")
-        .body(Full::new(Bytes::from(body.to_string())))
+        .body(Answer::Full(Full::new(Bytes::from(body.to_string()))))
         .unwrap()
 }
 
