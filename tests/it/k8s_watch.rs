@@ -78,8 +78,12 @@ fn gone_by_status_or_by_event_relists_then_watches_from_the_new_version() {
     for gone in [Watching::Gone, Watching::GoneEvent] {
         let api = running_job();
         api.watches(&[gone]);
-        let run = Running::spawn(&mut api.readygate(["wait", "-t", "20s", "k8s://job/migrate"]));
+        // A broken watch would re-list only after the 5 s interval; a gone one re-lists now.
+        let args = ["wait", "-t", "20s", "--interval", "5s", "k8s://job/migrate"];
+        let run = Running::spawn(&mut api.readygate(args));
         api.wait_for_requests(4);
+        let took = run.started().elapsed();
+        assert!(took < Duration::from_secs(4), "{gone:?}: {took:?}");
         // The re-list reads a newer version, and the watch starts there.
         api.put(kube::job(OWN_NAMESPACE, "migrate", JobState::Running));
         api.wait_for_requests(4);
