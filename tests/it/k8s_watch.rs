@@ -190,7 +190,8 @@ fn a_forbidden_watch_warns_once() {
 fn an_endless_watch_event_is_refused_at_the_answer_cap_in_bounded_memory() {
     let api = running_job();
     api.watches(&[Watching::Endless; 64]);
-    let out = measured(&mut api.readygate(["wait", "-t", "3s", "k8s://job/migrate"]));
+    // -v: the reason shows in an attempt's line; the last one may be a re-list's GET.
+    let out = measured(&mut api.readygate(["wait", "-v", "-t", "3s", "k8s://job/migrate"]));
     eprintln!(
         "bench: k8s:// endless watch event: peak {} KiB",
         out.peak_kib
