@@ -30,7 +30,8 @@ scripts/install-container-deps.sh
 for tool in auditable cyclonedx; do
   if ! cargo "$tool" --version >/dev/null 2>&1; then
     installing=$SECONDS
-    cargo install "cargo-$tool" --locked --quiet
+    # --debug: a release build of these tools costs minutes of CPU a cold CI pays; they run once.
+    cargo install "cargo-$tool" --locked --quiet --debug
     echo "release: installed cargo-$tool in $((SECONDS - installing)) s"
   fi
 done

@@ -19,8 +19,11 @@ use crate::secrets::Secrets;
 const QUEUE_BYTES: usize = 1 << 20;
 /// Most bytes of one line; a longer one is cut, saying so, rather than dropped.
 const MAX_LINE: usize = 16 * 1024;
-/// How long exit (or exec) waits for queued lines to be written.
+/// How long exit (or exec) waits for queued lines to be written to a stream that is behind.
 const FLUSH_WITHIN: Duration = Duration::from_millis(200);
+/// How long it waits when the stream has room and only the writer has not run yet (a loaded
+/// machine): a reader that keeps up never loses a line to the scheduler.
+const FLUSH_AT_MOST: Duration = Duration::from_secs(2);
 /// A pipe holds its bytes in pages, and a write takes a new page unless it fits in the last.
 const PAGE: usize = 4096;
 /// Room a pipe keeps free of lines, counted in bytes: one page for the final note (a write of
@@ -66,11 +69,28 @@ pub fn json_notes() {
 /// Waits, at most briefly, until what was queued is written: before exit or exec. Lines still
 /// queued then are given up, and a last note on stderr says how many.
 pub fn flush() {
-    let until = Instant::now() + FLUSH_WITHIN;
-    for queue in SINKS.iter().filter_map(|sink| sink.get()?.queue.as_ref()) {
+    let started = Instant::now();
+    let mut waited = FLUSH_WITHIN;
+    for sink in SINKS.iter().filter_map(|sink| sink.get()) {
+        let Some(queue) = &sink.queue else { continue };
         let (done, written) = sync_channel(1);
-        if queue.send(Message::Flush(done)).is_ok() {
-            let _ = written.recv_timeout(until.saturating_duration_since(Instant::now()));
+        if queue.send(Message::Flush(done)).is_err() {
+            continue;
+        }
+        loop {
+            let wait = match sink.has_room() {
+                true => FLUSH_AT_MOST,
+                false => FLUSH_WITHIN,
+            };
+            let left = (started + wait).saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                waited = wait;
+                break;
+            }
+            match written.recv_timeout(left.min(Duration::from_millis(20))) {
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
+                _ => break,
+            }
         }
     }
     let lost: Vec<(Stream, u64)> = SINKS
@@ -86,7 +106,7 @@ pub fn flush() {
         .iter()
         .map(|(stream, lost)| {
             let name = stream.name();
-            let within = FLUSH_WITHIN.as_millis();
+            let within = waited.as_millis();
             note(&format!(
                 "{lost} lines not written: {name} did not take them within {within}ms of exit"
             ))
@@ -256,6 +276,16 @@ impl Sink {
         }
         self.queued.fetch_add(newlines(&bytes), Relaxed);
         let _ = queue.send(Message::Line(bytes));
+    }
+
+    /// Whether the stream could take more now: a pipe with room beyond the reserve (its reader
+    /// keeps up), or any other stream that polls writable.
+    fn has_room(&self) -> bool {
+        let fd = self.stream.fd();
+        match pipe_capacity(fd) {
+            Some(capacity) => unread(fd) + 2 * PIPE_RESERVE <= capacity,
+            None => writable_now(fd),
+        }
     }
 
     /// Stops the writer and counts the lines it has not written (or that were dropped), once.
