@@ -283,3 +283,83 @@ fn a_command_line_the_cli_rejects_is_caught() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("--timout"), "{stderr}");
 }
+
+/// `--timeout` of a `wait` command line (its default, 60 s, if absent), in seconds.
+fn wait_timeout(argv: &[String]) -> Option<u64> {
+    if argv.get(1).map(String::as_str) != Some("wait") {
+        return None;
+    }
+    let Some(at) = argv.iter().position(|a| a == "--timeout") else {
+        return Some(60);
+    };
+    let value = &argv[at + 1];
+    let (number, unit) = value.split_at(value.trim_end_matches(char::is_alphabetic).len());
+    let number: u64 = number.parse().expect("a --timeout in whole units");
+    Some(match unit {
+        "" | "s" => number,
+        "m" => number * 60,
+        "h" => number * 3600,
+        other => panic!("--timeout unit {other} is not handled here"),
+    })
+}
+
+/// Every pod spec (a mapping with `containers`) anywhere in the document.
+fn pod_specs<'a>(yaml: &'a Yaml, found: &mut Vec<&'a Yaml>) {
+    match yaml {
+        Yaml::Hash(hash) => {
+            if yaml["containers"].as_vec().is_some() {
+                found.push(yaml);
+            }
+            hash.values().for_each(|value| pod_specs(value, found));
+        }
+        Yaml::Array(items) => items.iter().for_each(|item| pod_specs(item, found)),
+        _ => {}
+    }
+}
+
+/// A `wait` that the kubelet stops first (a startupProbe out of failures, the pod's
+/// activeDeadlineSeconds) dies with exit 143 and its reason only in `logs --previous`: every
+/// example gives readygate the shorter deadline, so that its reason is the container's message.
+#[test]
+fn every_wait_in_the_examples_ends_before_the_kubelet_stops_it() {
+    let mut checked = 0;
+    for file in examples() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let documents = YamlLoader::load_from_str(&text).unwrap();
+        let mut specs = Vec::new();
+        for document in &documents {
+            pod_specs(document, &mut specs);
+        }
+        for spec in specs {
+            let pod_deadline = spec["activeDeadlineSeconds"].as_i64();
+            let all = [&spec["initContainers"], &spec["containers"]];
+            for container in all.into_iter().filter_map(Yaml::as_vec).flatten() {
+                let argv = [strings(&container["command"]), strings(&container["args"])].concat();
+                if !argv.first().is_some_and(|a| a.ends_with("readygate")) {
+                    continue;
+                }
+                let Some(timeout) = wait_timeout(&argv) else {
+                    continue;
+                };
+                let origin = format!("{}: {}", file.display(), container["name"].as_str().unwrap());
+                let probe = &container["startupProbe"];
+                if !probe.is_badvalue() {
+                    let period = probe["periodSeconds"].as_i64().unwrap_or(10) as u64;
+                    let failures = probe["failureThreshold"].as_i64().unwrap_or(3) as u64;
+                    assert!(
+                        timeout < period * failures,
+                        "{origin}: --timeout {timeout}s is not shorter than the startupProbe's {period}s x {failures}"
+                    );
+                }
+                if let Some(deadline) = pod_deadline {
+                    assert!(
+                        (timeout as i64) < deadline,
+                        "{origin}: --timeout {timeout}s is not shorter than activeDeadlineSeconds {deadline}"
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 4, "only {checked} waits found");
+}
