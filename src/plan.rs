@@ -37,6 +37,30 @@ pub const REMOTE: Schedule = Schedule {
     growth: (13, 10),
 };
 
+/// The file the kubelet bind-mounts into every container for its termination message.
+pub const KUBELET_TERMINATION_LOG: &str = "/dev/termination-log";
+
+/// Where a run that is not ready leaves its reason for `kubectl describe pod`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TerminationLog {
+    /// `--termination-log FILE`: created, with its folders, if need be.
+    File(PathBuf),
+    /// `wait` without `--termination-log`: the kubelet's file, written only if it is there,
+    /// so that the reason shows as the container's message with no flag in the manifest.
+    Kubelet,
+}
+
+/// `--termination-log`: a file, `''` for none; absent, the kubelet's file for `wait` only (a
+/// probe's reason goes to the probe's event, and a stale one must not become the message of a
+/// container that later ends for another reason).
+fn termination_log(mode: Mode, given: Option<OsString>) -> Option<TerminationLog> {
+    match given {
+        Some(file) if file.is_empty() => None,
+        Some(file) => Some(TerminationLog::File(file.into())),
+        None => (mode == Mode::Wait).then_some(TerminationLog::Kubelet),
+    }
+}
+
 /// Which command the plan is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -60,8 +84,8 @@ pub struct Plan {
     pub options: Options,
     /// Marker file to create when ready.
     pub touch: Option<PathBuf>,
-    /// File to write the failure reason to when not ready.
-    pub termination_log: Option<PathBuf>,
+    /// Where to write the failure reason when not ready.
+    pub termination_log: Option<TerminationLog>,
     /// `-- COMMAND`: exec'd once ready.
     pub command: Vec<OsString>,
     /// `--on-exit URL`: run COMMAND as a child and POST here when it exits.
@@ -239,7 +263,7 @@ impl Plan {
                 redirects: Redirects::SameHost,
             },
             touch: args.touch,
-            termination_log: args.termination_log,
+            termination_log: termination_log(mode, args.termination_log),
             command: Vec::new(),
             on_exit: None,
             log: log_settings(log, usual),

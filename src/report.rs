@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::check::Check;
 use crate::engine::{humanize, Report};
 use crate::error::{describe_io, Failure};
-use crate::plan::{Mode, Plan, FORGOT_DASHES};
+use crate::plan::{Mode, Plan, TerminationLog, FORGOT_DASHES, KUBELET_TERMINATION_LOG};
 use crate::process::atomic::make_parents;
 use crate::redact;
 use crate::secrets::Secrets;
@@ -78,34 +78,41 @@ pub fn not_ready(plan: &Plan, report: &Report<Failure>, elapsed: Duration) -> Op
         .then(|| format!("readygate: not ready: {}\n", lines.join("; ")))
 }
 
-/// Writes `message`, the run's `secrets` hidden, to the `--termination-log` file, replacing what
-/// it held (a message left by an earlier run may be longer). Its parent folders are made as
-/// --touch's are: a path in a fresh emptyDir works.
-pub fn write_termination_log(path: &Path, message: &str, secrets: &Secrets) -> io::Result<()> {
-    make_parents(path)
-        .and_then(|()| open_regular(path))
-        .and_then(|mut file| {
-            file.set_len(0)?;
-            file.write_all(secrets.hide(message).as_bytes())
-        })
+/// Writes `message`, the run's `secrets` hidden, to the termination log, replacing what it held
+/// (a message left by an earlier run may be longer). A `--termination-log` FILE is made with
+/// its parent folders, as --touch's are: a path in a fresh emptyDir works. The kubelet's file is
+/// written only if it is there.
+pub fn write_termination_log(
+    log: &TerminationLog,
+    message: &str,
+    secrets: &Secrets,
+) -> io::Result<()> {
+    let file = match log {
+        TerminationLog::File(path) => make_parents(path).and_then(|()| open_regular(path, true)),
+        TerminationLog::Kubelet => open_regular(Path::new(KUBELET_TERMINATION_LOG), false),
+    };
+    file.and_then(|mut file| {
+        file.set_len(0)?;
+        file.write_all(secrets.hide(message).as_bytes())
+    })
 }
 
 /// Creates the `--touch` marker (and its parent folders).
 pub fn touch(path: &Path) -> Result<(), String> {
     let folder = path.parent().unwrap_or(path).display();
     make_parents(path).map_err(|e| format!("cannot create --touch folder {folder}: {e}"))?;
-    open_regular(path).map(drop).map_err(|e| {
+    open_regular(path, true).map(drop).map_err(|e| {
         let shown = path.display();
         format!("cannot create --touch file {shown}: {}", describe_io(&e))
     })
 }
 
-/// Opens (creating it if need be) a file to write, refusing anything but a regular file: the
+/// Opens (creating it if `create`) a file to write, refusing anything but a regular file: the
 /// open is non-blocking, so a FIFO or a device named by mistake cannot hang readygate.
-fn open_regular(path: &Path) -> io::Result<fs::File> {
+fn open_regular(path: &Path, create: bool) -> io::Result<fs::File> {
     let not_regular = || io::Error::new(io::ErrorKind::InvalidInput, "not a regular file");
     let file = OpenOptions::new()
-        .create(true)
+        .create(create)
         .append(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)

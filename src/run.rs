@@ -7,7 +7,7 @@ use crate::check::{Check, Context};
 use crate::engine::{self, humanize};
 use crate::error::describe_io;
 use crate::exit::Exit;
-use crate::plan::{Mode, Plan};
+use crate::plan::{Mode, Plan, TerminationLog};
 use crate::process::off_thread::{self, Stop};
 use crate::process::signal::Terminations;
 use crate::report;
@@ -70,10 +70,14 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
         return ready(plan, signals).await;
     }
     let message = report::not_ready(plan, &report, started.elapsed());
-    if let Some((path, message)) = plan.termination_log.clone().zip(message) {
-        let shown = path.display().to_string();
+    if let Some((log, message)) = plan.termination_log.clone().zip(message) {
+        let kubelet = log == TerminationLog::Kubelet;
+        let shown = match &log {
+            TerminationLog::File(path) => format!("--termination-log {}", path.display()),
+            TerminationLog::Kubelet => crate::plan::KUBELET_TERMINATION_LOG.to_string(),
+        };
         let secrets = plan.secrets.clone();
-        let job = move || report::write_termination_log(&path, &message, &secrets);
+        let job = move || report::write_termination_log(&log, &message, &secrets);
         let written = match off_thread(plan, signals, job).await {
             Ok(written) => written.map_err(|e| describe_io(&e)),
             Err(Stop::Failed(failure)) => Err(failure.to_string()),
@@ -82,8 +86,11 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
                 return Exit::Signal(signal);
             }
         };
-        if let Err(reason) = written {
-            tracing::warn!("cannot write --termination-log {shown}: {reason}");
+        match written {
+            Ok(()) => {}
+            // Outside a container the kubelet's file is not there, nor meant to be.
+            Err(reason) if kubelet => tracing::debug!("not writing {shown}: {reason}"),
+            Err(reason) => tracing::warn!("cannot write {shown}: {reason}"),
         }
     }
     Exit::NotReady

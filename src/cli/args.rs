@@ -280,9 +280,10 @@ pub struct CommonArgs {
     #[arg(long, env = "READYGATE_TOUCH", value_name = "FILE")]
     pub touch: Option<PathBuf>,
 
-    /// When not ready, also write the failure reason to FILE (e.g. /dev/termination-log).
+    /// When not ready, also write the failure reason to FILE; '' for none. `wait` writes it by
+    /// default to the kubelet's /dev/termination-log when that file is there.
     #[arg(long, env = "READYGATE_TERMINATION_LOG", value_name = "FILE")]
-    pub termination_log: Option<PathBuf>,
+    pub termination_log: Option<OsString>,
 }
 
 /// The one boolean syntax of every `READYGATE_*` variable: `true`/`false`, `1`/`0`, `yes`/`no`

@@ -341,7 +341,11 @@ fn every_wait_in_the_examples_ends_before_the_kubelet_stops_it() {
                 let Some(timeout) = wait_timeout(&argv) else {
                     continue;
                 };
-                let origin = format!("{}: {}", file.display(), container["name"].as_str().unwrap());
+                let origin = format!(
+                    "{}: {}",
+                    file.display(),
+                    container["name"].as_str().unwrap()
+                );
                 let probe = &container["startupProbe"];
                 if !probe.is_badvalue() {
                     let period = probe["periodSeconds"].as_i64().unwrap_or(10) as u64;

@@ -257,3 +257,40 @@ fn install_without_proc_says_what_is_missing() {
     assert_eq!(outcome.stderr.lines().count(), 1, "{outcome:#?}");
     assert_eq!(fs::read_dir(root.dir.join("shared")).unwrap().count(), 0);
 }
+
+#[test]
+fn wait_writes_the_kubelets_termination_log_by_default_and_probe_does_not() {
+    let root = EmptyRoot::new();
+    // As the kubelet provides it: an empty regular file every container may write.
+    fs::create_dir(root.dir.join("dev")).unwrap();
+    let log = root.dir.join("dev/termination-log");
+    fs::write(&log, "").unwrap();
+    fs::set_permissions(&log, fs::Permissions::from_mode(0o666)).unwrap();
+    let target = format!("tcp://127.0.0.1:{}", free_port());
+    let wait = |extra: &[&str]| {
+        let mut args = vec!["wait", "--timeout", "200ms"];
+        args.extend_from_slice(extra);
+        args.push(&target);
+        root.run("/readygate", &args).expect_code(1);
+        fs::read_to_string(&log).unwrap()
+    };
+
+    assert_eq!(wait(&["--termination-log", ""]), "", "'' turns it off");
+    root.run("/readygate", &["probe", &target]).expect_code(1);
+    assert_eq!(
+        fs::read_to_string(&log).unwrap(),
+        "",
+        "probe leaves it alone"
+    );
+    assert_eq!(
+        wait(&[]),
+        format!("readygate: not ready: {target}: connection refused\n")
+    );
+
+    // Without the file (outside a container) nothing is created and nothing is said of it.
+    fs::remove_file(&log).unwrap();
+    let outcome = root.run("/readygate", &["wait", "--timeout", "200ms", &target]);
+    outcome.expect_code(1);
+    assert!(!log.exists());
+    assert!(!outcome.stderr.contains("termination"), "{outcome:#?}");
+}
