@@ -1,0 +1,129 @@
+# What the cases of tests/kubelet/cases/ share, sourced by run.sh: turning an example's
+# workload into the pods this node runs, and asking the API server what the kubelet did.
+# A case runs in a subshell; `fail MESSAGE` ends it with that message.
+
+k() { "$KUBE_BIN/kubectl" "$@"; }
+
+fail() {
+  echo "$*" >"$CASE_DIR/why"
+  exit 1
+}
+
+# A namespace with what a controller-manager would have put in it: the default ServiceAccount
+# and the kube-root-ca.crt ConfigMap that service account token volumes read.
+make_namespace() {
+  local ns="$1"
+  k create namespace "$ns" >/dev/null
+  k -n "$ns" create serviceaccount default >/dev/null
+  k -n "$ns" create configmap kube-root-ca.crt --from-file ca.crt="$CLUSTER/pki/ca.crt" >/dev/null
+}
+
+# Every object of an examples/ manifest, one JSON document a line.
+objects() {
+  k create --dry-run=client -o json -f "$ROOT/examples/$1" |
+    jq -c 'if .kind == "List" then .items[] else . end | del(.metadata.namespace)'
+}
+
+# The pod that the workload of FILE (a Pod, or the template of a Job or Deployment) becomes on
+# this node, named NAME: bound to node localhost (no scheduler), on the host's network (no
+# CNI; the names of the Services the examples wait for resolve to the host's loopback, where
+# the cases start stand-ins), images used as imported (no registry). JQ (optional) changes it
+# further, for a failure path; KIND (optional) picks the workload when the file has several.
+pod_from() {
+  local file="$1" name="$2" jq_change="${3:-.}" kind="${4:-}"
+  objects "$file" | jq -c --arg name "$name" --arg kind "$kind" '
+    select(.kind == "Pod" or .kind == "Job" or .kind == "Deployment")
+    | select($kind == "" or .kind == $kind)
+    | if .kind == "Pod" then . else
+        {apiVersion: "v1", kind: "Pod",
+         metadata: {labels: ((.spec.template.metadata.labels // {})
+                             + (if .kind == "Job" then {"job-name": .metadata.name} else {} end))},
+         spec: .spec.template.spec}
+      end
+    | .metadata.name = $name
+    | .spec.nodeName = "localhost"
+    | .spec.hostNetwork = true
+    | .spec.hostAliases = [{ip: "127.0.0.1", hostnames:
+        ["db.default.svc", "cache.default.svc", "fluentd.logging.svc.cluster.local"]}]
+    | .spec.initContainers = [(.spec.initContainers // [])[] | .imagePullPolicy = "Never"]
+    | .spec.containers = [.spec.containers[] | .imagePullPolicy = "Never"]
+    | if .spec.initContainers == [] then del(.spec.initContainers) else . end' |
+    jq -c "$jq_change"
+}
+
+# Creates POD_JSON in NS, after tagging the images it names.
+create_pod() {
+  local ns="$1" pod="$2" image
+  for image in $(jq -r '(.spec.initContainers // [])[].image, .spec.containers[].image' <<<"$pod" | sort -u); do
+    provide_image "$image"
+  done
+  k -n "$ns" create -f - >/dev/null <<<"$pod"
+}
+
+pod_json() { k -n "$1" get pod "$2" -o json; }
+
+# Waits up to SECONDS until JQ holds for pod NS/NAME's JSON; fails the case with WHY if not.
+wait_pod() {
+  local ns="$1" name="$2" jq_test="$3" seconds="$4" why="$5"
+  local end=$((SECONDS + seconds))
+  until pod_json "$ns" "$name" 2>/dev/null | jq -e "$jq_test" >/dev/null; do
+    if ((SECONDS >= end)); then
+      pod_json "$ns" "$name" | jq '.status' >&2
+      k -n "$ns" get events -o json | jq -r '.items[] | "\(.involvedObject.name) \(.reason) x\(.count): \(.message)"' >&2
+      fail "$why (within ${seconds}s); $(pod_summary "$ns" "$name")"
+    fi
+    sleep 0.5
+  done
+}
+
+# The events of pod NS/NAME with REASON, as JSON lines {reason, message, count}.
+events() {
+  local ns="$1" name="$2" reason="$3"
+  k -n "$ns" get events --field-selector "involvedObject.name=$name,reason=$reason" -o json |
+    jq -c '.items[] | {reason, message, count}'
+}
+
+# Waits up to SECONDS for an event of pod NS/NAME with REASON whose message contains TEXT;
+# prints its message.
+wait_event() {
+  local ns="$1" name="$2" reason="$3" text="$4" seconds="$5" found
+  local end=$((SECONDS + seconds))
+  while :; do
+    found="$(events "$ns" "$name" "$reason" | jq -r --arg t "$text" 'select(.message | contains($t)) | .message' | head -n 1)"
+    [[ -n "$found" ]] && { printf '%s' "$found"; return; }
+    ((SECONDS < end)) || fail "no $reason event containing '$text' for $name (within ${seconds}s); events: $(events "$ns" "$name" "$reason" | head -n 3)"
+    sleep 0.5
+  done
+}
+
+# A container's status (init or regular) in pod JSON, by name.
+status_of() {
+  jq -c --arg c "$1" '[(.status.initContainerStatuses // [])[], (.status.containerStatuses // [])[]] | .[] | select(.name == $c)'
+}
+
+# One line on the pod: phase, and each container's state and restarts.
+pod_summary() {
+  pod_json "$1" "$2" 2>/dev/null | jq -r '"phase \(.status.phase): " + ([(.status.initContainerStatuses // [])[], (.status.containerStatuses // [])[]]
+    | map("\(.name) \(.state | keys[0])\(if .state.terminated then " \(.state.terminated.exitCode)" else "" end) restarts \(.restartCount)") | join(", "))'
+}
+
+# The RFC 3339 start of container C (its current run) in pod JSON.
+started_at() {
+  status_of "$1" | jq -r '.state.running.startedAt // .state.terminated.startedAt // empty'
+}
+
+# Deletes the pods of namespace NS and waits until the kubelet has stopped them (no namespace
+# controller runs to delete the namespace itself; the cluster goes with the run).
+delete_pods() {
+  k -n "$1" delete pods --all --grace-period=2 --wait=true --timeout=90s >/dev/null 2>&1 || true
+}
+
+# Starts a stand-in for a Service the example waits for, as pod NAME in NS on the host's
+# network (its image listens on the host's loopback). ENV (optional) is a JSON env list.
+standin_pod() {
+  local ns="$1" name="$2" image="$3" env="${4:-[]}"
+  create_pod "$ns" "$(jq -cn --arg name "$name" --arg image "$image" --argjson env "$env" '
+    {apiVersion: "v1", kind: "Pod", metadata: {name: $name},
+     spec: {nodeName: "localhost", hostNetwork: true, terminationGracePeriodSeconds: 1,
+            containers: [{name: $name, image: $image, imagePullPolicy: "Never", env: $env}]}}')"
+}
