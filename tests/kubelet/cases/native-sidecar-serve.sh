@@ -33,6 +33,7 @@ serve_failure() {
   create_pod "$ns" "$(pod_from native-sidecar-serve.yaml web)"
   wait_pod "$ns" web '.status.podIP' 30 "the pod got no IP"
   serve_route_is_local "$ns"
+  wait_pod "$ns" web '.status.containerStatuses[0].state.running' 30 "the app did not start"
   local end=$((SECONDS + 40))
   until events "$ns" web Unhealthy | jq -e 'select(.message | contains("Readiness probe failed")) | select(.count >= 3)' >/dev/null; do
     ((SECONDS < end)) || fail "the readinessProbe did not fail 3 times within 40s"
