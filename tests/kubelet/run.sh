@@ -11,6 +11,14 @@ cd "$ROOT"
 started=$SECONDS
 pattern="${1:-}"
 
+# Every example that holds a workload has its cases under cases/.
+for file in "$ROOT"/examples/*.yaml; do
+  grep -qE '^kind: (Pod|Job|Deployment)$' "$file" || continue
+  name="$(basename "$file" .yaml)"
+  grep -q "^# case: $name " "$HERE"/cases/*.sh ||
+    { echo "kubelet: examples/$name.yaml has no case in tests/kubelet/cases/" >&2; exit 1; }
+done
+
 # One kubelet per machine: two would share the kubepods cgroups and the host's ports.
 exec 9>"${TMPDIR:-/tmp}/readygate-kubelet.lock"
 flock -w 3600 9 || { echo "kubelet: another tests/kubelet/run.sh holds the machine" >&2; exit 1; }
