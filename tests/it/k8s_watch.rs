@@ -217,3 +217,34 @@ fn invert_waits_until_the_watched_pod_is_gone() {
     assert!(took < Duration::from_millis(1500), "{took:?}");
     assert_eq!(api.seen().len(), 2, "{:?}", api.seen());
 }
+
+/// bench/report.md's figures: requests one waiting pod sends over a fixed span, watching and
+/// polling (the watch refused), and the detection latency of each. Run by hand with
+/// `cargo test --release --test it k8s_watch::bench -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn bench_requests_per_waiting_pod_watch_against_poll() {
+    let span = Duration::from_secs(30);
+    let runs: Vec<(&str, ApiServer, Running)> = ["watch", "poll"]
+        .into_iter()
+        .map(|how| {
+            let api = running_job();
+            if how == "poll" {
+                api.deny("watch", "jobs");
+            }
+            let run =
+                Running::spawn(&mut api.readygate(["wait", "-t", "10m", "k8s://job/migrate"]));
+            (how, api, run)
+        })
+        .collect();
+    std::thread::sleep(span);
+    for (how, api, run) in runs {
+        let requests = api.seen().len();
+        let took = complete(&api, run);
+        eprintln!(
+            "bench: k8s:// {how}: {requests} requests in {}s, detection {} ms",
+            span.as_secs(),
+            took.as_millis()
+        );
+    }
+}
