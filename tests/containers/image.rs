@@ -71,7 +71,8 @@ fn the_image_is_the_static_binary_alone_non_root_and_small() {
         "the image holds more than the binary"
     );
     let binary = binary.unwrap();
-    assert!(binary.len() <= 4 * 1024 * 1024, "{} bytes", binary.len());
+    // The static binary's budget (docs/performance.md: Size).
+    assert!(binary.len() <= 4608 * 1024, "{} bytes", binary.len());
 }
 
 #[test]

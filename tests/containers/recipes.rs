@@ -75,7 +75,8 @@ fn native_sidecar_serve_driven_in_kubelet_order() {
         probe["port"].as_i64().unwrap(),
     );
     let port = u16::try_from(port).unwrap();
-    let target = "postgres://app@db.default.svc:5432/orders";
+    // As every output shows it: a URL's lone userinfo is hidden (docs/cli.md, "by its shape").
+    let target = "postgres://***@db.default.svc:5432/orders";
     // The database is a Service elsewhere, not started yet: the app is not ready, and why.
     let (status, body) = pod.http_get(port, path);
     pod.step(format!("readinessProbe app: {status} {}", body.trim()));
