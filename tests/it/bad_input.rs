@@ -181,7 +181,6 @@ fn every_malformed_option_value_is_named() {
         ),
         (&["--unix-socket", ""], "--unix-socket"),
         (&["--touch", ""], "--touch"),
-        (&["--termination-log", ""], "--termination-log"),
         (&["--cacert", ""], "--cacert"),
         (&["--quiet", "--verbose"], "--quiet"),
         (&["--any=maybe"], "--any"),
