@@ -10,15 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
 
-kustomize_version=v5.7.1
-tools="${READYGATE_TOOLS:-$HOME/.cache/readygate-tools}"
-kustomize="$tools/bin/kustomize"
-if [[ "$("$kustomize" version 2>/dev/null)" != "$kustomize_version" ]]; then
-  installing=$SECONDS
-  mkdir -p "$tools/bin"
-  (cd / && GOBIN="$tools/bin" go install "sigs.k8s.io/kustomize/kustomize/v5@$kustomize_version")
-  echo "deploy: installed kustomize $kustomize_version in $((SECONDS - installing)) s"
-fi
+kustomize="$(scripts/go-tool.sh sigs.k8s.io/kustomize/kustomize/v5 v5.7.1)"
 python="$(scripts/python-tools.sh)/python"
 # The binary the command lines are tried with: the debug build the test suite uses.
 cargo build --locked --quiet

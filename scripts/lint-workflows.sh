@@ -7,14 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
 version=v1.7.12
-tools="${READYGATE_TOOLS:-$HOME/.cache/readygate-tools}"
-actionlint="$tools/bin/actionlint"
 scripts/apt-install.sh shellcheck
-if [[ "$("$actionlint" -version 2>/dev/null | head -n 1)" != "$version" ]]; then
-  installing=$SECONDS
-  mkdir -p "$tools/bin"
-  (cd / && GOBIN="$tools/bin" go install "github.com/rhysd/actionlint/cmd/actionlint@$version")
-  echo "workflows: installed actionlint $version in $((SECONDS - installing)) s"
-fi
+actionlint="$(scripts/go-tool.sh github.com/rhysd/actionlint/cmd/actionlint "$version")"
 "$actionlint" -shellcheck "$(command -v shellcheck)" .github/workflows/*.yml
 echo "workflows: actionlint $version passed in $((SECONDS - started)) s"
