@@ -1,5 +1,5 @@
 //! `--json-field PATH[=VALUE]` and `--header-matches "Name: REGEX"`: what an HTTP answer must
-//! hold besides its status and body text, parsed once at start (the check is in `check/http/`).
+//! hold besides its status and body text, parsed once at start (the check is in `kind/http/`).
 
 use std::fmt;
 

@@ -2,7 +2,6 @@
 
 #[macro_use]
 mod say;
-mod check;
 mod cli;
 mod compat;
 mod duration;
@@ -11,6 +10,7 @@ mod error;
 mod exit;
 mod expect;
 mod header;
+mod kind;
 mod log;
 mod matcher;
 mod net;
@@ -27,7 +27,6 @@ mod run;
 mod secrets;
 mod serve;
 mod status;
-mod target;
 mod version;
 
 use std::process::ExitCode;

@@ -6,13 +6,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::check::{Options, Redirects};
 use crate::cli::{self, CommonArgs, LogArgs, PacingArgs, ProbeArgs, WaitArgs};
 use crate::engine::{Policy, Schedule};
+use crate::kind::target::{HttpTarget, Kind, Target};
+use crate::kind::{Options, Redirects};
 use crate::log::LogSettings;
 use crate::process::sidecar::{Legacy, Native, Side};
 use crate::secrets::Secrets;
-use crate::target::{HttpTarget, Kind, Target};
 
 /// `wait`'s default deadline.
 pub const WAIT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -193,7 +193,7 @@ impl Plan {
             .iter()
             .map(|target| explicit.unwrap_or_else(|| schedule(target.is_local(through_socket))))
             .collect();
-        if !args.json_fields.is_empty() && args.method == crate::check::HttpMethod::Head {
+        if !args.json_fields.is_empty() && args.method == crate::kind::HttpMethod::Head {
             return Err("--json-field needs a body: not with --method HEAD".into());
         }
         if let Some(touch) = args.touch.as_ref().map(|path| path.to_string_lossy()) {
@@ -221,7 +221,7 @@ impl Plan {
             .then(|| {
                 let dir = args.k8s_serviceaccount_dir.as_deref();
                 let bound = args.attempt_timeout.unwrap_or(ATTEMPT_TIMEOUT);
-                crate::check::k8s::Cluster::find(dir, secrets.clone(), bound)
+                crate::kind::k8s::Cluster::find(dir, secrets.clone(), bound)
             })
             .transpose()?;
         let usual = match mode {

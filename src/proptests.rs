@@ -12,10 +12,10 @@ use crate::duration::parse_duration;
 use crate::engine::{Backoff, Schedule};
 use crate::expect::{HeaderMatch, JsonField};
 use crate::header::Header;
+use crate::kind::target::{redact_userinfo, Host, Kind, Target};
 use crate::matcher::Matcher;
 use crate::plan::Plan;
 use crate::status::StatusRanges;
-use crate::target::{redact_userinfo, Host, Kind, Target};
 
 /// Panics unless `message` is one non-empty line with no control character that could break
 /// it (it is escaped before printing).

@@ -7,14 +7,14 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 use std::time::Duration;
 
-use crate::check::Check;
 use crate::engine::{humanize, Report};
 use crate::error::{describe_io, Failure};
+use crate::kind::target::Kind;
+use crate::kind::Check;
 use crate::plan::{Mode, Plan, TerminationLog, FORGOT_DASHES, KUBELET_TERMINATION_LOG};
 use crate::process::atomic::make_parents;
 use crate::redact;
 use crate::secrets::Secrets;
-use crate::target::Kind;
 
 /// Warns of a later target that is an executable file while `wait` has no `-- COMMAND`: it
 /// would be waited for (and found at once), not run. The look runs on the target's lane, ahead

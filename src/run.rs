@@ -2,11 +2,11 @@
 
 use std::sync::Arc;
 
-use crate::check::offload::Lane;
-use crate::check::{Check, Context};
 use crate::engine::{self, humanize};
 use crate::error::describe_io;
 use crate::exit::Exit;
+use crate::kind::offload::Lane;
+use crate::kind::{Check, Context};
 use crate::plan::{Mode, Plan, TerminationLog};
 use crate::process::off_thread::{self, Stop};
 use crate::process::signal::Terminations;

@@ -12,8 +12,8 @@
 mod parsers;
 use parsers::*;
 
-use check::http::redirect::{self, Redirect};
-use check::http::request::{self, Carry};
+use kind::http::redirect::{self, Redirect};
+use kind::http::request::{self, Carry};
 use http_body_util::BodyExt;
 use hyper::header::LOCATION;
 use hyper_util::rt::TokioIo;
@@ -28,12 +28,12 @@ thread_local! {
 
 /// The request a response answers: with credentials and a secret header, so that a followed
 /// redirect exercises what is carried and what is not.
-fn current() -> target::HttpTarget {
-    match target::Target::parse("http://user:p%40ss@example.test:8080/a/b?q=1")
+fn current() -> kind::target::HttpTarget {
+    match kind::target::Target::parse("http://user:p%40ss@example.test:8080/a/b?q=1")
         .expect("a valid target")
         .kind
     {
-        target::Kind::Http(http) => http,
+        kind::target::Kind::Http(http) => http,
         _ => unreachable!(),
     }
 }
@@ -79,8 +79,8 @@ fuzz_target!(|input: &[u8]| {
                 };
                 let status = answer.status();
                 let policy = match input.len() % 2 {
-                    0 => check::Redirects::SameHost,
-                    _ => check::Redirects::AnyHost,
+                    0 => kind::Redirects::SameHost,
+                    _ => kind::Redirects::AnyHost,
                 };
                 match redirect::next(&current, status, answer.headers().get(LOCATION), policy) {
                     Err(reason) => assert_one_line(&reason),

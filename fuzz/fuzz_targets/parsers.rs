@@ -17,11 +17,9 @@ pub mod percent;
 pub mod redact;
 #[path = "../../src/status.rs"]
 pub mod status;
-#[path = "../../src/target.rs"]
-pub mod target;
-/// The parts of `check` the parsers name: HTTP requests and redirects.
-#[path = "check.rs"]
-pub mod check;
+/// The parts of `kind` the parsers name: targets, HTTP requests and redirects.
+#[path = "kind.rs"]
+pub mod kind;
 
 /// Stand-in for `version`, which needs build.rs.
 pub mod version {

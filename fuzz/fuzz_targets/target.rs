@@ -11,13 +11,13 @@ use parsers::*;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|text: &str| {
-    match target::Target::parse(text) {
+    match kind::target::Target::parse(text) {
         Err(message) => assert_one_line(&message),
         Ok(parsed) => {
             let shown = parsed.to_string();
-            assert_eq!(shown, target::redact_userinfo(text));
+            assert_eq!(shown, kind::target::redact_userinfo(text));
             if !text.contains('@') {
-                assert_eq!(target::Target::parse(&shown), Ok(parsed));
+                assert_eq!(kind::target::Target::parse(&shown), Ok(parsed));
             }
         }
     }

@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::check::HttpMethod;
 use crate::duration::parse_duration;
 use crate::expect::{HeaderMatch, JsonField};
 use crate::header::{Header, HeaderParser};
+use crate::kind::HttpMethod;
 use crate::log::LogFormat;
 use crate::matcher::Matcher;
 use crate::process::sidecar::OnNative;

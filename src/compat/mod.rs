@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 
 use tokio::runtime::Runtime;
 
-use crate::check::{Check, CheckWatch};
 use crate::engine::{self, Condition, Miss, Policy};
 use crate::error::Failure;
+use crate::kind::target::Endpoint;
+use crate::kind::{Check, CheckWatch};
 use crate::net::transport::connect_tcp;
 use crate::process::signal::Terminations;
-use crate::target::Endpoint;
 
 /// Longer deadlines (centuries) are no deadline at all; this keeps `Instant` arithmetic sound.
 const LONGEST: Duration = Duration::from_secs(u32::MAX as u64);

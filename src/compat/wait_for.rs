@@ -6,10 +6,10 @@ mod args;
 use std::ffi::OsString;
 
 use super::{start, wait, Gate};
-use crate::check::{Check, Context, Options, Redirects};
 use crate::error::Failure;
+use crate::kind::target::{Kind, Target};
+use crate::kind::{Check, Context, Options, Redirects};
 use crate::status::StatusRanges;
-use crate::target::{Kind, Target};
 use args::{parse, usage, Address, Invocation, SCRIPT_VERSION};
 
 /// The script's status when time ran out (and for an unknown word).

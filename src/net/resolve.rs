@@ -16,7 +16,7 @@ use std::path::Path;
 use tokio::time::Instant;
 
 use crate::error::{describe_io, Failure};
-use crate::target::locality::is_localhost;
+use crate::kind::locality::is_localhost;
 use client::Exchange;
 use conf::Conf;
 use message::Answer;

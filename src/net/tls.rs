@@ -21,9 +21,9 @@ use rustls::{Error as TlsError, SignatureScheme};
 use tokio_rustls::TlsConnector;
 
 use crate::error::{describe_io, Failure};
+use crate::kind::target::Host;
 use crate::net::transport::BoxedIo;
 use crate::redact::quoted;
-use crate::target::Host;
 
 pub use client_cert::{read as read_identity, Identity};
 

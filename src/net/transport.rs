@@ -12,8 +12,8 @@ use tokio::task::JoinSet;
 use tokio::time::sleep;
 
 use crate::error::{describe_io, Failure};
+use crate::kind::target::{Endpoint, Host};
 use crate::net::resolve::lookup;
-use crate::target::{Endpoint, Host};
 
 /// Any stream an HTTP or gRPC client can run over.
 pub trait Io: AsyncRead + AsyncWrite + Send + Unpin + 'static {}

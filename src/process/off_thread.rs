@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use crate::check::offload::Lane;
 use crate::error::Failure;
+use crate::kind::offload::Lane;
 use crate::process::signal::Terminations;
 
 /// How long such work may take where no deadline bounds it (`install`, `sidecar native`): a

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use tokio::time::{sleep, timeout};
 
-use crate::check::{http, Context, HttpMethod, Options};
 use crate::exit::Exit;
+use crate::kind::target::{HttpTarget, Kind, Target};
+use crate::kind::{http, Context, HttpMethod, Options};
 use crate::process::signal::Terminations;
-use crate::target::{HttpTarget, Kind, Target};
 
 /// Reap even if a SIGCHLD was somehow not seen: a bound on how late an exit is noticed.
 const REAP_POLL: Duration = Duration::from_secs(1);

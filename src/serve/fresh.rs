@@ -9,8 +9,8 @@ use std::time::Duration;
 use tokio::sync::{watch, Semaphore};
 use tokio::time::Instant;
 
-use crate::check::Check;
 use crate::engine;
+use crate::kind::Check;
 
 /// Most attempts in flight at once, over all targets; the others wait for a turn.
 const IN_FLIGHT: usize = 64;

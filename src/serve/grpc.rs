@@ -8,7 +8,7 @@ use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use hyper::{Method, Request, Response};
 
 use super::answer::{App, Body};
-use crate::check::grpc::wire;
+use crate::kind::grpc::wire;
 
 /// The one method answered.
 const CHECK_PATH: &str = "/grpc.health.v1.Health/Check";
@@ -33,7 +33,7 @@ pub async fn answer(app: &App, request: Request<Incoming>) -> Response<Body> {
             "only%20grpc.health.v1.Health/Check%20is%20served",
         );
     }
-    let body = crate::check::http::read_frames(request.into_body(), MAX_REQUEST + 1).await;
+    let body = crate::kind::http::read_frames(request.into_body(), MAX_REQUEST + 1).await;
     let service = match body {
         Ok((body, _)) if body.len() <= MAX_REQUEST => wire::decode_request(&body),
         Ok(_) => Err("request too large".into()),

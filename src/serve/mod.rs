@@ -21,9 +21,9 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::io::Interest;
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 
-use crate::check::{Check, Context};
 use crate::error::describe_io;
 use crate::exit::Exit;
+use crate::kind::{Check, Context};
 use crate::process::signal::Terminations;
 use answer::App;
 use conns::{Conns, Entry};

@@ -7,8 +7,8 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use super::super::{all_digits, sign};
+use crate::kind::target::{Endpoint, Host};
 use crate::redact::{one_line, quoted};
-use crate::target::{Endpoint, Host};
 
 /// One wait, as the script would carry it out.
 #[derive(Debug, Default, PartialEq, Eq)]

@@ -9,10 +9,10 @@ use tokio::time::{sleep, sleep_until, Instant};
 
 use super::state::{self, State};
 use super::{Legacy, OnNative};
-use crate::check::file::{FileWatch, Wake};
-use crate::check::offload::Lane;
 use crate::engine::{humanize, Watch as _};
 use crate::exit::Exit;
+use crate::kind::file::{FileWatch, Wake};
+use crate::kind::offload::Lane;
 use crate::process::signal::Terminations;
 
 /// Re-read interval while file-system events are watched: they do the real work.

@@ -1,9 +1,9 @@
 //! `zk://`: the `srvr` four-letter word (the one ZooKeeper allows by default), answered with
 //! the member's `Mode:` when it serves; a member without a quorum says it is not serving.
 
-use super::answer::{find, server_text, Exchange};
+use super::exchange::{find, server_text, Exchange};
 use crate::error::Failure;
-use crate::target::Endpoint;
+use crate::kind::target::Endpoint;
 
 /// How the answers of a ZooKeeper server to `srvr` start: serving, not serving, not allowed.
 const STARTS: [&[u8]; 3] = [

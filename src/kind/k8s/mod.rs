@@ -8,11 +8,13 @@ mod job;
 mod object;
 mod pod;
 mod request;
+mod selector;
 mod service;
+pub mod target;
 mod watch;
 
-pub use crate::target::k8s::{K8sTarget, Object};
 pub use cluster::Cluster;
+pub use target::{K8sTarget, Object};
 pub use watch::{Feed, Watcher};
 
 use crate::engine::Miss;

@@ -9,9 +9,9 @@ use std::sync::Arc;
 use rustls::ClientConfig;
 
 use crate::error::{describe_io, Failure};
+use crate::kind::target::{HttpTarget, Kind, Target};
 use crate::redact::quoted;
 use crate::secrets::Secrets;
-use crate::target::{HttpTarget, Kind, Target};
 
 /// Where the kubelet mounts a pod's service account credentials.
 pub const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -34,7 +34,7 @@ pub struct Cluster {
     /// TLS that trusts the service account's `ca.crt` only.
     pub tls: Arc<ClientConfig>,
     /// Where the token is read: off the runtime's thread, one read at a time.
-    lane: crate::check::offload::Lane,
+    lane: crate::kind::offload::Lane,
     /// The run's secrets: each token read becomes one.
     secrets: Arc<Secrets>,
 }
@@ -90,7 +90,7 @@ impl Cluster {
             namespace: own_namespace(dir)?,
             attempt_timeout,
             tls: crate::net::tls::trusting_only(&roots).map_err(|e| e.to_string())?,
-            lane: crate::check::offload::Lane::default(),
+            lane: crate::kind::offload::Lane::default(),
             secrets,
         })
     }
@@ -140,6 +140,6 @@ fn own_namespace(dir: &Path) -> Result<String, String> {
             .filter(|namespace| !namespace.is_empty())
             .unwrap_or_else(|| "default".to_string()),
     };
-    crate::target::k8s::namespace_name(&namespace).map_err(|e| format!("the pod's {e}"))?;
+    crate::kind::k8s::target::namespace_name(&namespace).map_err(|e| format!("the pod's {e}"))?;
     Ok(namespace)
 }

@@ -1,11 +1,8 @@
 //! `k8s://KIND/NAME` and `k8s://pods?selector=LABELS`, each with an optional `?namespace=NS`:
 //! read once, at parse time, into a [`K8sTarget`].
 
-#[path = "k8s/selector.rs"]
-pub mod selector;
-
+use super::selector::{self, dns_label};
 use crate::redact::quoted;
-use selector::dns_label;
 
 /// The Kubernetes object (or set of pods) a target waits on.
 #[derive(Debug, Clone, PartialEq, Eq)]

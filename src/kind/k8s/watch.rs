@@ -18,10 +18,10 @@ use super::cluster::Cluster;
 use super::object::clip;
 use super::request::{collection, connect, request, MAX_ANSWER};
 use super::{judge, watched, K8sTarget, Verdict};
-use crate::check::http::roundtrip;
-use crate::check::Context;
 use crate::engine::{Miss, Watch};
 use crate::error::Failure;
+use crate::kind::http::roundtrip;
+use crate::kind::Context;
 use crate::percent::encode_query_value;
 
 /// The `timeoutSeconds` asked of the API server: a quiet object costs one request per span.

@@ -3,9 +3,9 @@
 //! (no such role, too many clients) — it is up. SQLSTATE 57P03 ("cannot connect now": starting
 //! up, in recovery without hot standby, shutting down) is the one answer that is not ready.
 
-use super::answer::{server_text, Exchange, MAX_ANSWER};
+use super::exchange::{server_text, Exchange, MAX_ANSWER};
 use crate::error::Failure;
-use crate::target::PostgresTarget;
+use crate::kind::target::PostgresTarget;
 
 /// One attempt: send the StartupMessage and read the first message back.
 pub async fn check(target: &PostgresTarget) -> Result<(), Failure> {
@@ -69,7 +69,7 @@ fn judge_error(body: &[u8]) -> Result<(), Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::{Kind, Target};
+    use crate::kind::target::{Kind, Target};
 
     #[test]
     fn the_startup_message_names_user_and_database() {

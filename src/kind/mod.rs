@@ -6,18 +6,21 @@
 //! retries: the engine bounds and repeats it. What a server said goes in `Failure::Protocol`.
 
 mod amqp;
-mod answer;
 mod dns;
+mod exchange;
 pub mod file;
 pub mod grpc;
 pub mod http;
 pub mod k8s;
+pub mod locality;
 mod memcached;
 mod mysql;
 mod nats;
 pub mod offload;
 mod postgres;
 mod redis;
+mod service;
+pub mod target;
 mod zookeeper;
 
 use std::path::PathBuf;
@@ -32,7 +35,7 @@ use crate::matcher::Matcher;
 use crate::net::tls::Clients;
 use crate::net::transport::{connect_tcp, connect_unix};
 use crate::status::StatusRanges;
-use crate::target::{Kind, Target};
+use target::{Kind, Target};
 
 /// The options that shape every attempt, validated once by the plan.
 #[derive(Debug, Default)]

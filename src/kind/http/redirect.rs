@@ -6,8 +6,8 @@ use hyper::header::HeaderValue;
 use hyper::http::uri::PathAndQuery;
 use hyper::StatusCode;
 
+use crate::kind::target::{HttpTarget, Kind, Target};
 use crate::redact::quoted;
-use crate::target::{HttpTarget, Kind, Target};
 
 /// Which redirects an `http(s)://` check follows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -99,7 +99,7 @@ pub fn next(
 
 /// A `Location` for a message: userinfo hidden, control characters escaped, cut short.
 fn shown(raw: &[u8]) -> String {
-    let text = crate::target::redact_userinfo(&String::from_utf8_lossy(raw));
+    let text = crate::kind::target::redact_userinfo(&String::from_utf8_lossy(raw));
     match text.char_indices().nth(120) {
         Some((cut, _)) => format!("{}…", quoted(&text[..cut])),
         None => quoted(&text),

@@ -9,13 +9,13 @@ use serde::Deserialize;
 
 use super::cluster::Cluster;
 use super::object::{clip, parse};
-use crate::check::http::request::{build, Carry};
-use crate::check::http::{read_body, roundtrip};
 use crate::engine::Miss;
 use crate::error::Failure;
 use crate::header::Header;
+use crate::kind::http::request::{build, Carry};
+use crate::kind::http::{read_body, roundtrip};
+use crate::kind::target::HttpTarget;
 use crate::net::transport::{connect_tcp, BoxedIo};
-use crate::target::HttpTarget;
 
 /// The most of an answer that is read: a list of a few hundred pods; also the most of one
 /// watch event.

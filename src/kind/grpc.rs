@@ -14,9 +14,9 @@ use crate::engine::waiting_for;
 use crate::error::describe_error;
 use crate::error::Failure;
 use crate::header::Header;
+use crate::kind::target::GrpcTarget;
 use crate::net::tls::Alpn;
 use crate::redact::peer_text;
-use crate::target::GrpcTarget;
 
 /// The health-check method's path.
 const CHECK_PATH: &str = "/grpc.health.v1.Health/Check";
@@ -176,7 +176,7 @@ mod tests {
     use hyper::header::HeaderValue;
 
     use super::*;
-    use crate::target::{Kind, Target};
+    use crate::kind::target::{Kind, Target};
 
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
         let mut map = HeaderMap::new();

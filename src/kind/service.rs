@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use super::{endpoint, parse_host, Endpoint, Host, Kind};
+use super::target::{endpoint, parse_host, Endpoint, Host, Kind};
 
 /// A value never shown: its `Debug` is `***`.
 #[derive(Clone, PartialEq, Eq)]
@@ -204,8 +204,8 @@ fn decode(text: &str, what: &str) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{at, kind};
-    use super::super::Target;
+    use super::super::target::tests::{at, kind};
+    use super::super::target::Target;
     use super::*;
 
     #[test]

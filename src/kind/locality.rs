@@ -1,7 +1,9 @@
 //! Whether a target is on this machine: a local one is polled fast (a loopback connect costs
 //! microseconds), any other gently (it is someone else's server, and DNS is the cluster's).
 
-use super::{AmqpTarget, GrpcTarget, Host, HttpTarget, Kind, PostgresTarget, RedisTarget, Target};
+use super::target::{
+    AmqpTarget, GrpcTarget, Host, HttpTarget, Kind, PostgresTarget, RedisTarget, Target,
+};
 
 impl Host {
     /// A loopback literal (127.0.0.0/8, `::1`, also IPv4-mapped) or `localhost` / `*.localhost`.

@@ -1,10 +1,10 @@
 //! `amqp://` and `amqps://`: the AMQP 0-9-1 protocol header, answered by a Connection.Start
 //! method frame on channel 0 when the broker takes connections.
 
-use super::answer::Exchange;
+use super::exchange::Exchange;
 use super::Context;
 use crate::error::Failure;
-use crate::target::AmqpTarget;
+use crate::kind::target::AmqpTarget;
 
 /// The protocol header of AMQP 0-9-1.
 const HEADER: &[u8] = b"AMQP\x00\x00\x09\x01";

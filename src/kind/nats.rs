@@ -1,9 +1,9 @@
 //! `nats://`: the server speaks first with `INFO {json}`; ready unless that says lame-duck
 //! mode (`"ldm":true`: the server is draining its clients to shut down).
 
-use super::answer::{find, server_text, Exchange};
+use super::exchange::{find, server_text, Exchange};
 use crate::error::Failure;
-use crate::target::Endpoint;
+use crate::kind::target::Endpoint;
 
 /// One attempt: read the `INFO` line.
 pub async fn check(endpoint: &Endpoint) -> Result<(), Failure> {

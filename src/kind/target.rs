@@ -8,15 +8,10 @@ use hyper::Uri;
 
 use crate::redact::quoted;
 
-// By path, so that the fuzz crate, which includes this file by path too, finds them.
-#[path = "target/k8s.rs"]
-pub mod k8s;
-#[path = "target/locality.rs"]
-pub mod locality;
-#[path = "target/service.rs"]
-mod service;
+use super::k8s::target as k8s;
+use super::service;
 
-pub use service::{AmqpTarget, PostgresTarget, RedisTarget};
+pub use super::service::{AmqpTarget, PostgresTarget, RedisTarget};
 
 /// A host to connect to: an address literal, or a name resolved afresh on every attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -180,7 +175,7 @@ fn parse_kind(text: &str) -> Result<Kind, String> {
 }
 
 /// `HOST:PORT` or `[V6]:PORT`; with a `default` port, also `HOST` and `[V6]`.
-fn endpoint(text: &str, default: Option<u16>) -> Result<Endpoint, String> {
+pub(super) fn endpoint(text: &str, default: Option<u16>) -> Result<Endpoint, String> {
     let (host, port) = if let Some(rest) = text.strip_prefix('[') {
         let (host, after) = rest.split_once(']').ok_or("unclosed '[' in IPv6 address")?;
         // Brackets are for IPv6 literals only, never a name to resolve.
@@ -220,7 +215,7 @@ fn parse_port(text: &str) -> Result<u16, String> {
     }
 }
 
-fn parse_host(text: &str) -> Result<Host, String> {
+pub(super) fn parse_host(text: &str) -> Result<Host, String> {
     if text.is_empty() {
         return Err("missing host".into());
     }
@@ -307,18 +302,18 @@ pub fn redact_userinfo(text: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    /// The kind of target `text` is, as parsed; for the tests of `target/` too.
-    pub(super) fn kind(text: &str) -> Kind {
+    /// The kind of target `text` is, as parsed; for the tests of `kind/` too.
+    pub(in crate::kind) fn kind(text: &str) -> Kind {
         Target::parse(text)
             .unwrap_or_else(|e| panic!("{text}: {e}"))
             .kind
     }
 
-    /// `host` (an address literal or a name) at `port`; for the tests of `target/` too.
-    pub(super) fn at(host: &str, port: u16) -> Endpoint {
+    /// `host` (an address literal or a name) at `port`; for the tests of `kind/` too.
+    pub(in crate::kind) fn at(host: &str, port: u16) -> Endpoint {
         let host = host
             .parse()
             .map_or_else(|_| Host::Name(host.into()), Host::Ip);

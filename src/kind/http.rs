@@ -22,11 +22,11 @@ use crate::engine::waiting_for;
 use crate::error::describe_error;
 use crate::error::Failure;
 use crate::expect::{HeaderMatch, JsonField};
+use crate::kind::target::{Endpoint, HttpTarget};
 use crate::matcher::{Matcher, MAX_BODY};
 use crate::net::tls::Alpn;
 use crate::net::transport::{self, BoxedIo};
 use crate::redact::quoted;
-use crate::target::{Endpoint, HttpTarget};
 
 use redirect::Redirect;
 use request::Carry;
@@ -253,9 +253,9 @@ pub async fn read_body(body: Incoming, most: usize) -> Result<Vec<u8>, Failure> 
 
 /// An `http(s)://` target as the user types it, for the tests of this folder.
 #[cfg(test)]
-fn test_target(url: &str) -> crate::target::HttpTarget {
-    match crate::target::Target::parse(url).unwrap().kind {
-        crate::target::Kind::Http(target) => target,
+fn test_target(url: &str) -> crate::kind::target::HttpTarget {
+    match crate::kind::target::Target::parse(url).unwrap().kind {
+        crate::kind::target::Kind::Http(target) => target,
         _ => panic!("{url}"),
     }
 }

@@ -5,10 +5,10 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::answer::{server_text, Exchange};
+use super::exchange::{server_text, Exchange};
 use super::Context;
 use crate::error::Failure;
-use crate::target::{RedisTarget, Target};
+use crate::kind::target::{RedisTarget, Target};
 
 /// Whether the warning about `-NOAUTH` was given (once per run).
 static NOAUTH_TOLD: AtomicBool = AtomicBool::new(false);

@@ -1,9 +1,9 @@
 //! `mysql://` and `mariadb://`: the server speaks first. A HandshakeV10 greeting means it takes
 //! connections; an ERR packet instead (too many connections, host blocked) is the reason.
 
-use super::answer::{server_text, Exchange, MAX_ANSWER};
+use super::exchange::{server_text, Exchange, MAX_ANSWER};
 use crate::error::Failure;
-use crate::target::Endpoint;
+use crate::kind::target::Endpoint;
 
 /// One attempt: read the greeting packet.
 pub async fn check(endpoint: &Endpoint) -> Result<(), Failure> {

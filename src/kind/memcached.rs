@@ -1,8 +1,8 @@
 //! `memcached://`: the text protocol's `version`, answered by `VERSION …`.
 
-use super::answer::{server_text, Exchange};
+use super::exchange::{server_text, Exchange};
 use crate::error::Failure;
-use crate::target::Endpoint;
+use crate::kind::target::Endpoint;
 
 /// One attempt: `version`, then one line.
 pub async fn check(endpoint: &Endpoint) -> Result<(), Failure> {

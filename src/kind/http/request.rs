@@ -11,8 +11,8 @@ use hyper::header::{
 use hyper::{Method, Request, Uri};
 
 use crate::header::Header;
+use crate::kind::target::HttpTarget;
 use crate::redact::quoted;
-use crate::target::HttpTarget;
 
 /// The `User-Agent` readygate sends unless `-H` says otherwise.
 pub const AGENT: &str = concat!("readygate/", env!("CARGO_PKG_VERSION"));
