@@ -38,8 +38,12 @@ impl Exit {
 
     /// Says the message of a usage error or failure on stderr, and returns the status.
     pub fn report(self) -> u8 {
-        if let Exit::Usage(message) | Exit::Failed(message) = &self {
-            say!("readygate: {message}");
+        match &self {
+            Exit::Usage(message) => {
+                say!("readygate: {}", crate::cli::name_variables(message));
+            }
+            Exit::Failed(message) => say!("readygate: {message}"),
+            _ => {}
         }
         self.code()
     }

@@ -126,6 +126,10 @@ fn usage_error(err: clap::Error) -> Exit {
             if !tips.is_empty() {
                 line = format!("{line} ({})", tips.join("; "));
             }
+            let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+            if let Some(hint) = cli::dashes::in_unknown_option(&err, &argv) {
+                line = format!("{line} ({hint})");
+            }
             Exit::Usage(redact::one_line(&line))
         }
     }

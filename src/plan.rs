@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::cli::{self, CommonArgs, LogArgs, PacingArgs, ProbeArgs, WaitArgs};
 use crate::engine::{Policy, Schedule};
-use crate::kind::target::{HttpTarget, Kind, Target};
+use crate::kind::target::{self, HttpTarget, Kind, Target};
 use crate::kind::{Options, Redirects};
 use crate::log::LogSettings;
 use crate::process::sidecar::{Legacy, Native, Side};
@@ -100,9 +100,6 @@ pub struct Plan {
     pub secrets: Arc<Secrets>,
 }
 
-/// The hint for a target that looks like the command.
-pub const FORGOT_DASHES: &str = "did you forget \"--\" before the command?";
-
 impl Plan {
     /// The plan of `readygate wait`.
     pub fn for_wait(args: WaitArgs, log: &LogArgs, secrets: Arc<Secrets>) -> Result<Plan, String> {
@@ -160,15 +157,14 @@ impl Plan {
     /// Whether the user may have meant target `index` (counted from 0) as the command: `wait`
     /// without `-- COMMAND`, a target after the first, given as a bare path.
     pub fn may_be_the_command(&self, index: usize) -> bool {
-        self.mode == Mode::Wait
-            && self.command.is_empty()
-            && index > 0
-            && self.from_command_line
-            && matches!(self.targets[index].kind, Kind::File(_))
-            && {
-                let typed = self.targets[index].to_string();
-                typed.starts_with('/') || typed.starts_with("./")
-            }
+        let wait_without_command =
+            self.mode == Mode::Wait && self.command.is_empty() && self.from_command_line;
+        matches!(self.targets[index].kind, Kind::File(_))
+            && cli::dashes::may_be_the_command(
+                wait_without_command,
+                index,
+                &self.targets[index].to_string(),
+            )
     }
 
     /// What `wait`, `probe` and `serve` share; `may_forget`: COMMAND may be among the targets.
@@ -289,6 +285,16 @@ fn targets(given: &[String], may_forget: bool, secrets: &Secrets) -> Result<Vec<
     } else {
         given.iter().map(String::as_str).collect()
     };
+    let spaced = texts
+        .iter()
+        .find(|text| target::list_separator(text) == Some("white space"));
+    if let (true, Some(spaced)) = (given.is_empty(), spaced) {
+        return Err(format!(
+            "READYGATE_TARGETS: invalid target {}: targets in it are separated by commas, not \
+             white space",
+            crate::redact::quoted(&target::redact_userinfo(spaced))
+        ));
+    }
     if texts.is_empty() {
         return Err("no target given: pass TARGET... or set READYGATE_TARGETS".into());
     }
@@ -299,7 +305,7 @@ fn targets(given: &[String], may_forget: bool, secrets: &Secrets) -> Result<Vec<
         .map(|(index, text)| {
             secrets.learn_urls(text);
             Target::parse(text).map_err(|message| match hint && index > 0 {
-                true => format!("{message} ({FORGOT_DASHES})"),
+                true => format!("{message} ({})", cli::dashes::HINT),
                 false => message,
             })
         })

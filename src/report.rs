@@ -3,43 +3,17 @@
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::time::Duration;
 
+use crate::cli::dashes::HINT;
 use crate::engine::{humanize, Report};
 use crate::error::{describe_io, Failure};
-use crate::kind::target::Kind;
-use crate::kind::Check;
-use crate::plan::{Mode, Plan, TerminationLog, FORGOT_DASHES, KUBELET_TERMINATION_LOG};
+use crate::plan::{Mode, Plan, TerminationLog, KUBELET_TERMINATION_LOG};
 use crate::process::atomic::make_parents;
 use crate::redact;
 use crate::secrets::Secrets;
-
-/// Warns of a later target that is an executable file while `wait` has no `-- COMMAND`: it
-/// would be waited for (and found at once), not run. The look runs on the target's lane, ahead
-/// of its first attempt (so before it is found), never on the runtime's thread: the path may be
-/// on a mount that does not answer.
-pub fn warn_of_commands(plan: &Plan, checks: &[Check]) {
-    for (index, check) in checks.iter().enumerate() {
-        let Kind::File(path) = &check.target.kind else {
-            continue;
-        };
-        if !plan.may_be_the_command(index) {
-            continue;
-        }
-        let (path, target) = (path.clone(), check.target.to_string());
-        check.lane.detach(move || {
-            let executable = fs::metadata(&path)
-                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0);
-            if executable {
-                tracing::warn!(
-                    "{target} is an executable file: it is waited for, not run ({FORGOT_DASHES})"
-                );
-            }
-        });
-    }
-}
 
 /// Reports a run that did not become ready: a `<target>: <reason>` line per target that missed
 /// its goal, logged (`wait`) or on stdout (`probe`); returns the message for the termination
@@ -56,7 +30,7 @@ pub fn not_ready(plan: &Plan, report: &Report<Failure>, elapsed: Duration) -> Op
                 .reason()
                 .unwrap_or_else(|| "no answer before the deadline".into());
             let hint = match plan.may_be_the_command(index) {
-                true => format!(" ({FORGOT_DASHES})"),
+                true => format!(" ({HINT})"),
                 false => String::new(),
             };
             format!("{target}: {}{hint}", redact::one_line(&reason))

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::cli::dashes;
 use crate::engine::{self, humanize};
 use crate::error::describe_io;
 use crate::exit::Exit;
@@ -11,6 +12,7 @@ use crate::plan::{Mode, Plan, TerminationLog};
 use crate::process::off_thread::{self, Stop};
 use crate::process::signal::Terminations;
 use crate::report;
+use crate::kind::target::Kind;
 
 /// Runs a `wait` or `probe` plan to its exit status (or replaces the process with COMMAND).
 /// With `--on-exit`, every way it ends sends the notice: COMMAND's exit, but also readiness
@@ -38,6 +40,19 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
         return ready(plan, signals).await;
     }
     let names: Vec<String> = plan.targets.iter().map(ToString::to_string).collect();
+    let checks: Vec<Check> = plan
+        .targets
+        .iter()
+        .map(|target| Check::new(target.clone(), context.clone()))
+        .collect();
+    let looks = command_among_targets(plan, &checks);
+    tokio::pin!(looks);
+    // Said before anything else, unless a look is slow (a dead mount): then alongside the wait.
+    let looked = match tokio::time::timeout(LOOK_FIRST, &mut looks).await {
+        Ok(Some(usage)) => return usage,
+        Ok(None) => true,
+        Err(_) => false,
+    };
     if plan.mode == Mode::Wait {
         let deadline = match plan.policy.deadline {
             Some(deadline) => format!("up to {}", humanize(deadline)),
@@ -51,14 +66,11 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
         let names = engine::first_few(&names);
         tracing::info!("waiting {deadline} for {names} {goal}");
     }
-    let checks: Vec<Check> = plan
-        .targets
-        .iter()
-        .map(|target| Check::new(target.clone(), context.clone()))
-        .collect();
-    report::warn_of_commands(plan, &checks);
     let started = tokio::time::Instant::now();
     let report = tokio::select! {
+        // First: a target that is the command is found by its look before its attempt.
+        biased;
+        Some(usage) = &mut looks, if !looked => return usage,
         report = engine::run(checks, &names, &plan.schedules, &plan.policy) => report,
         signal = signals.next() => {
             tracing::warn!("stopped by signal {signal} before readiness");
@@ -94,6 +106,38 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
         }
     }
     Exit::NotReady
+}
+
+/// How long the start waits for the looks at targets that may be the command before it says
+/// it is waiting: such a look takes microseconds, unless the path is on a dead mount.
+const LOOK_FIRST: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// The usage error of a target that may be the command (`wait db:5432 ./app`) and is an
+/// executable file, which would be found at once and never run; `None` when none is. Each look
+/// runs on its target's lane, ahead of its first attempt, never on the runtime's thread.
+fn command_among_targets(
+    plan: &Plan,
+    checks: &[Check],
+) -> impl std::future::Future<Output = Option<Exit>> {
+    let looks: Vec<_> = (plan.targets.iter().zip(checks).enumerate())
+        .filter(|(index, _)| plan.may_be_the_command(*index))
+        .filter_map(|(_, (target, check))| {
+            let Kind::File(path) = &target.kind else {
+                return None;
+            };
+            let path = path.clone();
+            let look = check.lane.start(move || dashes::is_executable(&path));
+            Some((target.to_string(), look))
+        })
+        .collect();
+    async move {
+        for (target, look) in looks {
+            if look.await == Ok(true) {
+                return Some(Exit::Usage(dashes::executable_target(&target)));
+            }
+        }
+        None
+    }
 }
 
 /// Runs file-system work on a path the user named (`--touch`, `--termination-log`) off the

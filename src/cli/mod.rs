@@ -3,6 +3,9 @@
 //! these into a validated plan before any I/O.
 
 mod args;
+pub mod dashes;
+mod environment;
 pub mod generate;
 
 pub use args::*;
+pub use environment::name_variables;

@@ -11,7 +11,7 @@ const HEADER: &[u8] = b"AMQP\x00\x00\x09\x01";
 
 /// One attempt: send the header, read the first frame's header and method.
 pub async fn check(amqp: &AmqpTarget, context: &Context) -> Result<(), Failure> {
-    let tls = amqp.tls.then_some(context);
+    let tls = amqp.tls.then_some((context, "amqp://"));
     let mut exchange = Exchange::open(&amqp.endpoint, tls, "an AMQP 0-9-1").await?;
     exchange.send(HEADER).await?;
     // A broker that does not speak this version answers with the header of one it does.

@@ -28,16 +28,18 @@ pub struct Exchange {
 }
 
 impl Exchange {
-    /// Connects to `endpoint`, over TLS with `tls`'s settings when given.
+    /// Connects to `endpoint`, over TLS with `tls`'s settings when given (and the scheme
+    /// without TLS, `redis://`, to suggest to a server that does not speak it).
     pub async fn open(
         endpoint: &Endpoint,
-        tls: Option<&Context>,
+        tls: Option<(&Context, &str)>,
         server: &'static str,
     ) -> Result<Exchange, Failure> {
         let mut stream: BoxedIo = Box::new(connect_tcp(endpoint).await?);
-        if let Some(context) = tls {
+        if let Some((context, plain)) = tls {
             waiting_for(TLS_HANDSHAKE);
-            stream = tls::connect(stream, &endpoint.host, Alpn::None, context.tls()?).await?;
+            let clients = context.tls()?;
+            stream = tls::connect(stream, &endpoint.host, Alpn::None, plain, clients).await?;
             waiting_for(NOTHING_YET);
         }
         Ok(Exchange {

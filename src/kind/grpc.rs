@@ -15,6 +15,7 @@ use crate::error::describe_error;
 use crate::error::Failure;
 use crate::header::Header;
 use crate::kind::target::GrpcTarget;
+use crate::net::first_bytes::FirstBytes;
 use crate::net::tls::Alpn;
 use crate::redact::peer_text;
 
@@ -48,6 +49,8 @@ const CODES: [&str; 17] = [
 /// One attempt: ask the health service about the target's service over a fresh connection.
 pub async fn check(target: &GrpcTarget, context: &Context) -> Result<(), Failure> {
     let stream = super::http::connect(&target.endpoint, target.tls, Alpn::H2, context).await?;
+    let (stream, first) = crate::net::first_bytes::record(stream);
+    let transport_error = |e: &hyper::Error| transport_error(e, &first);
     waiting_for("no response");
     let (mut sender, connection) =
         hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
@@ -59,7 +62,7 @@ pub async fn check(target: &GrpcTarget, context: &Context) -> Result<(), Failure
             .await
             .map_err(|e| transport_error(&e))?;
         waiting_for("answer not complete");
-        judge(response).await
+        judge(response, &first).await
     };
     tokio::pin!(exchange);
     // The connection is driven here rather than spawned, so it ends with the attempt.
@@ -109,7 +112,7 @@ fn is_metadata(name: &HeaderName) -> bool {
 }
 
 /// Reads the answer: the serving status when the call succeeded, else why it did not.
-async fn judge(response: Response<Incoming>) -> Result<(), Failure> {
+async fn judge(response: Response<Incoming>, first: &FirstBytes) -> Result<(), Failure> {
     let status = response.status();
     let (head, body) = response.into_parts();
     if status != StatusCode::OK {
@@ -118,7 +121,7 @@ async fn judge(response: Response<Incoming>) -> Result<(), Failure> {
     }
     let (message, trailers) = super::http::read_frames(body, wire::MAX_RESPONSE + 1)
         .await
-        .map_err(|e| transport_error(&e))?;
+        .map_err(|e| transport_error(&e, first))?;
     if message.len() > wire::MAX_RESPONSE {
         return Err("health response too large".into());
     }
@@ -166,9 +169,14 @@ fn failed_call(code: u32, headers: &HeaderMap) -> Failure {
     })
 }
 
-/// A failure below the gRPC call (connection, HTTP/2), named as such.
-fn transport_error(err: &hyper::Error) -> Failure {
-    Failure::Protocol(format!("gRPC transport: {}", describe_error(err)))
+/// A failure below the gRPC call (connection, HTTP/2), named as such, or as the likely mistake
+/// when the server's first bytes were not HTTP/2 (HTTP/2 reads them as a frame too large).
+fn transport_error(err: &hyper::Error, first: &FirstBytes) -> Failure {
+    Failure::Protocol(match first.spoken() {
+        Some("HTTP/1") => "the server answered in HTTP/1: is this a gRPC port?".into(),
+        Some("TLS") => "the server speaks TLS: try grpcs://".into(),
+        _ => format!("gRPC transport: {}", describe_error(err)),
+    })
 }
 
 #[cfg(test)]

@@ -179,7 +179,11 @@ pub async fn connect(
         return Ok(stream);
     }
     waiting_for(crate::engine::TLS_HANDSHAKE);
-    crate::net::tls::connect(stream, &endpoint.host, alpn, context.tls()?).await
+    let plain = match alpn {
+        Alpn::H2 => "grpc://",
+        Alpn::Http1 | Alpn::None => "http://",
+    };
+    crate::net::tls::connect(stream, &endpoint.host, alpn, plain, context.tls()?).await
 }
 
 /// Sends `request` as the only one over `stream` and hands the response (body unread) to

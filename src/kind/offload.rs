@@ -58,18 +58,24 @@ impl Lane {
         }
     }
 
-    /// Starts `job` on the lane at once, ahead of any later [`Lane::run`], without waiting for
-    /// it: for work whose only outcome is a log line (a warning about the target).
-    pub fn detach(&self, job: impl FnOnce() + Send + 'static) {
+    /// Starts `job` on the lane at once, ahead of any later [`Lane::run`], and returns where
+    /// its result will come: for a look at the target before its first attempt. The result
+    /// never comes if no thread could start.
+    pub fn start<T: Send + 'static>(
+        &self,
+        job: impl FnOnce() -> T + Send + 'static,
+    ) -> oneshot::Receiver<T> {
+        let (sender, receiver) = oneshot::channel();
+        let job = move || drop(sender.send(job()));
         let Ok(permit) = self.0.clone().try_acquire_owned() else {
             // Busy: the job waits its turn on a task of its own.
             let lane = self.clone();
             tokio::spawn(async move { lane.run(job).await });
-            return;
+            return receiver;
         };
         let thread = std::thread::Builder::new().name("readygate-check".into());
-        // Without a thread the job is skipped: it only warns.
         let _ = thread.spawn(move || (job(), drop(permit)));
+        receiver
     }
 }
 
@@ -93,19 +99,21 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_detached_job_runs_before_the_next_job_of_its_lane() {
+    async fn a_started_job_runs_before_the_next_job_of_its_lane() {
         let lane = Lane::default();
         let (done, seen) = std::sync::mpsc::channel();
-        lane.detach(move || {
+        let result = lane.start(move || {
             std::thread::sleep(Duration::from_millis(100));
             done.send(()).unwrap();
+            5
         });
         let after = lane.run(move || seen.try_recv().is_ok()).await;
         assert_eq!(
             after,
             Ok(true),
-            "the next job ran before the detached one ended"
+            "the next job ran before the started one ended"
         );
+        assert_eq!(result.await, Ok(5));
         let silent = lane.run_within(Duration::from_millis(50), || {
             std::thread::sleep(Duration::from_millis(300));
         });

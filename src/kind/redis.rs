@@ -15,7 +15,7 @@ static NOAUTH_TOLD: AtomicBool = AtomicBool::new(false);
 
 /// One attempt: `[AUTH …] PING` in one write, then one line per command.
 pub async fn check(redis: &RedisTarget, target: &Target, context: &Context) -> Result<(), Failure> {
-    let tls = redis.tls.then_some(context);
+    let tls = redis.tls.then_some((context, "redis://"));
     let mut exchange = Exchange::open(&redis.endpoint, tls, "a Redis").await?;
     let mut request = Vec::new();
     if let Some(auth) = &redis.auth {

@@ -118,6 +118,7 @@ impl Target {
     /// Parses one TARGET of the contract; the error is the one-line usage message.
     pub fn parse(text: &str) -> Result<Target, String> {
         let kind = parse_kind(text).map_err(|reason| {
+            let reason = misreading(text).unwrap_or(reason);
             format!(
                 "invalid target {}: {}",
                 quoted(&redact_userinfo(text)),
@@ -128,6 +129,77 @@ impl Target {
         Ok(Target { kind, display })
     }
 }
+
+/// The separator of a text that fails as one target but holds several, each valid: `a:1,b:2`
+/// (commas) or `a:1 b:2` (white space).
+pub fn list_separator(text: &str) -> Option<&'static str> {
+    let commas = text
+        .split(',')
+        .map(str::trim)
+        .filter(|piece| !piece.is_empty());
+    if all_targets(commas) {
+        return Some("commas");
+    }
+    all_targets(text.split_whitespace()).then_some("white space")
+}
+
+/// Whether there are at least two pieces and each is a valid target.
+fn all_targets<'a>(pieces: impl Iterator<Item = &'a str>) -> bool {
+    let mut count = 0;
+    for piece in pieces {
+        if parse_kind(piece).is_err() {
+            return false;
+        }
+        count += 1;
+    }
+    count >= 2
+}
+
+/// What is wrong with a target that does not parse, when its error would mislead (an IPv6 hint
+/// for `https:/host`): several targets in one argument, or a URL whose scheme lacks `//`.
+fn misreading(text: &str) -> Option<String> {
+    if let Some(separator) = list_separator(text) {
+        return Some(format!(
+            "several targets separated by {separator}: give each as an argument of its own"
+        ));
+    }
+    let (scheme, rest) = text.split_once(':')?;
+    let known = SCHEMES.contains(&scheme.to_ascii_lowercase().as_str());
+    // `redis:6379` is the host `redis`, port 6379: only a rest that is not a port misleads.
+    let port = !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit());
+    (known && !port && !rest.starts_with("//")).then(|| {
+        let fixed = format!("{scheme}://{}", rest.trim_start_matches('/'));
+        format!(
+            "a URL needs \"//\" after {}: {}",
+            quoted(&format!("{scheme}:")),
+            quoted(&redact_userinfo(&fixed))
+        )
+    })
+}
+
+/// Every scheme a target may have.
+const SCHEMES: &[&str] = &[
+    "tcp",
+    "http",
+    "https",
+    "file",
+    "unix",
+    "grpc",
+    "grpcs",
+    "k8s",
+    "postgres",
+    "postgresql",
+    "redis",
+    "rediss",
+    "mysql",
+    "mariadb",
+    "amqp",
+    "amqps",
+    "memcached",
+    "nats",
+    "zk",
+    "dns",
+];
 
 fn parse_kind(text: &str) -> Result<Kind, String> {
     if text.is_empty() {

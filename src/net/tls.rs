@@ -208,17 +208,24 @@ pub fn trusting_only(roots: &[Certificate]) -> Result<Arc<ClientConfig>, Failure
 /// Wraps `stream` in TLS. The server name (SNI, and the name the certificate must carry) is
 /// the URL's host, as curl does: a `Host:` header does not change it, and an IP literal is
 /// checked against the certificate's IP addresses with no SNI sent.
+/// `plain` is the scheme without TLS (`http://`), to suggest to a server that does not speak it.
 pub async fn connect(
     stream: BoxedIo,
     host: &Host,
     alpn: Alpn,
+    plain: &str,
     clients: &Clients,
 ) -> Result<BoxedIo, Failure> {
-    let trust = "trust it with --cacert, or skip verification with --insecure";
+    let skip = "skip verification with --insecure, as the kubelet's httpGet does";
+    let advice = words::Advice {
+        trust: &format!("trust it with --cacert FILE, or {skip}"),
+        skip: Some(skip),
+        plain: Some(plain),
+    };
     let mut config = clients.config.clone();
     config.alpn_protocols = alpn.protocols();
     let name = clients.server_name.clone();
-    handshake(stream, host, name, Arc::new(config), trust).await
+    handshake(stream, host, name, Arc::new(config), &advice).await
 }
 
 /// Wraps `stream` in TLS with these settings, `host` as the server name (as [`connect`]);
@@ -229,7 +236,12 @@ pub async fn connect_with(
     config: &Arc<ClientConfig>,
     trust: &str,
 ) -> Result<BoxedIo, Failure> {
-    handshake(stream, host, None, Arc::clone(config), trust).await
+    let advice = words::Advice {
+        trust,
+        skip: None,
+        plain: None,
+    };
+    handshake(stream, host, None, Arc::clone(config), &advice).await
 }
 
 /// Wraps `stream` in TLS with these settings, naming the server `name` or else `host`.
@@ -238,7 +250,7 @@ async fn handshake(
     host: &Host,
     name: Option<ServerName<'static>>,
     config: Arc<ClientConfig>,
-    trust: &str,
+    advice: &words::Advice<'_>,
 ) -> Result<BoxedIo, Failure> {
     let name = match name {
         Some(name) => name,
@@ -248,7 +260,7 @@ async fn handshake(
     let connecting = TlsConnector::from(config).connect(name, stream);
     let stream = client_cert::handshake(&shown, connecting).await;
     let stream = stream
-        .map_err(|e| Failure::Tls(format!("TLS handshake: {}", words::handshake(&e, trust))))?;
+        .map_err(|e| Failure::Tls(format!("TLS handshake: {}", words::handshake(&e, advice))))?;
     Ok(Box::new(stream))
 }
 

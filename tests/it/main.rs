@@ -32,5 +32,7 @@ mod signals;
 mod stable_for;
 mod static_root;
 mod tls;
+mod usage_names;
 mod wait_for;
 mod wait_for_it;
+mod wrong_protocol;

@@ -25,15 +25,44 @@ pub fn self_signed() -> Error {
     Error::InvalidCertificate(Cert::Other(OtherError(Arc::new(SelfSigned))))
 }
 
-/// A failed handshake in words; `trust` says how to trust a certificate of an unknown
-/// authority.
-pub fn handshake(err: &io::Error, trust: &str) -> String {
+/// What to tell about a failed handshake beyond its cause.
+pub struct Advice<'a> {
+    /// How to trust a certificate of an unknown authority.
+    pub trust: &'a str,
+    /// How to skip verification, where the user may (`--insecure`).
+    pub skip: Option<&'a str>,
+    /// The scheme without TLS (`http://`), for a server that does not speak TLS.
+    pub plain: Option<&'a str>,
+}
+
+/// A failed handshake in words; a certificate that fails verification is said to, with how
+/// to trust it or skip verification.
+pub fn handshake(err: &io::Error, advice: &Advice) -> String {
     let problem = match err.get_ref().and_then(|e| e.downcast_ref()) {
         Some(Error::InvalidCertificate(problem)) => problem,
         Some(Error::AlertReceived(alert)) => return format!("the server sent alert {alert:?}"),
+        // A plain server's first bytes (`HTTP/1.1 400`, `-ERR`) are no TLS record.
+        Some(Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType)) => {
+            return match advice.plain {
+                Some(plain) => format!("the server does not speak TLS: try {plain}"),
+                None => "the server does not speak TLS".into(),
+            }
+        }
         Some(other) => return other.to_string(),
         None => return crate::error::describe_io(err),
     };
+    let reason = certificate(problem, advice.trust);
+    match advice.skip {
+        Some(skip) if !reason.contains(skip) => {
+            format!("certificate verification failed: {reason}; or {skip}")
+        }
+        _ => format!("certificate verification failed: {reason}"),
+    }
+}
+
+/// A certificate that failed verification, in words; `trust` says how to trust one of an
+/// unknown authority.
+fn certificate(problem: &Cert, trust: &str) -> String {
     let renew = "renew the server's certificate";
     match problem {
         Cert::UnknownIssuer => format!("certificate signed by an unknown authority ({trust})"),
@@ -151,8 +180,13 @@ mod tests {
                 "self-signed certificate (trust it with --cacert)",
             ),
         ];
+        let advice = Advice {
+            trust: "trust it with --cacert",
+            skip: None,
+            plain: None,
+        };
         for (problem, words) in cases {
-            let text = handshake(&io::Error::other(problem), "trust it with --cacert");
+            let text = handshake(&io::Error::other(problem), &advice);
             assert!(text.contains(words), "{text}");
             assert!(!text.contains("Other("), "{text}");
         }

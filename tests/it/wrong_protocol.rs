@@ -1,0 +1,122 @@
+//! A port that speaks another protocol than the target's scheme, and a certificate the kubelet's
+//! httpGet would have taken: the reason names the likely mistake and its fix, never a
+//! library's words ("received corrupt message of type InvalidContentType", "frame with
+//! invalid size").
+
+use std::io::{Read, Write};
+use std::sync::Arc;
+
+use crate::support::certs::Certs;
+use crate::support::http::{Answer, HttpServer};
+use crate::support::nginx::Nginx;
+use crate::support::raw::Peer;
+use crate::support::run::RunExt;
+use crate::support::{free_port, readygate, serve_on_thread};
+
+/// What the library words that must not show.
+const LIBRARY: [&str; 3] = [
+    "InvalidContentType",
+    "frame with invalid size",
+    "corrupt message",
+];
+
+#[track_caller]
+fn probe_says(url: &str, reason: &str) {
+    let outcome = readygate(["probe", url]).outcome();
+    outcome
+        .expect_code(1)
+        .expect_stdout(&format!("{url}: {reason}"));
+    for words in LIBRARY {
+        assert!(!outcome.stdout.contains(words), "{outcome:#?}");
+    }
+}
+
+#[test]
+fn tls_to_a_plain_http_port_says_to_try_http() {
+    let server = HttpServer::start(|_, _| Answer::status(200));
+    let addr = server.addr;
+    let tls = "TLS handshake: the server does not speak TLS";
+    probe_says(&format!("https://{addr}/"), &format!("{tls}: try http://"));
+    probe_says(&format!("grpcs://{addr}"), &format!("{tls}: try grpc://"));
+}
+
+#[test]
+fn tls_to_a_plain_text_protocol_says_to_try_its_plain_scheme() {
+    // A plain Redis errs once a line ends, which a ClientHello need not hold: this one errs
+    // at the first bytes, as a plain AMQP broker answers its protocol header.
+    let peer = Peer::start_with(|mut stream| {
+        let mut first = [0u8; 64];
+        if matches!(stream.read(&mut first), Ok(n) if n > 0) {
+            let _ = stream.write_all(b"-ERR unknown command\r\n");
+        }
+    });
+    let tls = "TLS handshake: the server does not speak TLS";
+    probe_says(&peer.url("rediss", ""), &format!("{tls}: try redis://"));
+    probe_says(&peer.url("amqps", ""), &format!("{tls}: try amqp://"));
+}
+
+#[test]
+fn grpc_to_an_http1_server_asks_whether_it_is_a_grpc_port() {
+    // nginx answers the HTTP/2 preface on an HTTP/1 port with `HTTP/1.1 400`.
+    let port = free_port();
+    let site = "server { listen 127.0.0.1:{port}; location / { return 200; } }";
+    let _nginx = Nginx::start(&site.replace("{port}", &port.to_string()));
+    probe_says(
+        &format!("grpc://127.0.0.1:{port}"),
+        "the server answered in HTTP/1: is this a gRPC port?",
+    );
+}
+
+#[test]
+fn grpc_without_tls_to_a_tls_port_says_to_try_grpcs() {
+    let certs = Certs::localhost();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(certs.server_config()));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    serve_on_thread(listener, move |stream| {
+        let acceptor = acceptor.clone();
+        async move {
+            // The HTTP/2 preface is no ClientHello: rustls answers with an alert record.
+            let _ = acceptor.accept(stream).await;
+        }
+    });
+    probe_says(
+        &format!("grpc://{addr}"),
+        "the server speaks TLS: try grpcs://",
+    );
+}
+
+#[test]
+fn a_certificate_that_fails_verification_offers_insecure_as_the_kubelet_does() {
+    let certs = Certs::localhost();
+    let server = HttpServer::start_tls_and_plain(&certs, |_, _| Answer::status(200));
+    let url = format!("https://localhost:{}/", server.addr.port());
+    probe_says(
+        &url,
+        "TLS handshake: certificate verification failed: certificate signed by an unknown \
+         authority (trust it with --cacert FILE, or skip verification with --insecure, as the \
+         kubelet's httpGet does)",
+    );
+    // Trusted, but for another name: the fix for that, and --insecure too.
+    let cacert = certs.ca.to_str().unwrap();
+    let other = [
+        "probe",
+        "--cacert",
+        cacert,
+        "--tls-server-name",
+        "db.example",
+        &url,
+    ];
+    let outcome = readygate(other).outcome();
+    outcome
+        .expect_code(1)
+        .expect_stdout("certificate verification failed: certificate not valid for db.example")
+        .expect_stdout("; or skip verification with --insecure, as the kubelet's httpGet does");
+    // Either fix works.
+    readygate(["probe", "--insecure", &url])
+        .outcome()
+        .expect_code(0);
+    readygate(["probe", "--cacert", cacert, &url])
+        .outcome()
+        .expect_code(0);
+}
