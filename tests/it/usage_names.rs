@@ -21,6 +21,9 @@ fn usage_error(outcome: &Outcome, line: &str) {
     );
 }
 
+/// The words after `readygate` (a TARGET goes after the first), the variables, and the line.
+type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+
 #[test]
 fn a_bad_value_from_the_environment_names_its_variable() {
     let target = closed_addr().to_string();
@@ -136,7 +139,7 @@ fn a_bad_value_from_the_environment_names_its_variable() {
         assert_eq!(outcome.stderr.lines().count(), 1, "{outcome:#?}");
         assert!(!outcome.stderr.contains(" --"), "{outcome:#?}");
     }
-    let more: [(&[&str], &[(&str, &str)], &str); 6] = [
+    let more: [Case; 6] = [
         (
             &["serve"],
             &[("READYGATE_LISTEN", "x")],
