@@ -219,8 +219,16 @@ fn commands_and_their_combinations_are_named() {
 fn every_malformed_environment_value_is_named() {
     let cases: &[(&str, &str, &str)] = &[
         ("READYGATE_TIMEOUT", "", "empty duration"),
-        ("READYGATE_ATTEMPT_TIMEOUT", "fast", "--attempt-timeout"),
-        ("READYGATE_INTERVAL", "-5", "--interval"),
+        (
+            "READYGATE_ATTEMPT_TIMEOUT",
+            "fast",
+            "READYGATE_ATTEMPT_TIMEOUT=\"fast\": invalid duration",
+        ),
+        (
+            "READYGATE_INTERVAL",
+            "-5",
+            "READYGATE_INTERVAL=\"-5\": invalid duration",
+        ),
         (
             "READYGATE_ANY",
             "maybe",
@@ -237,12 +245,28 @@ fn every_malformed_environment_value_is_named() {
             "READYGATE_QUIET=\"loud\" is not a boolean",
         ),
         ("READYGATE_INSECURE", "y e s", "READYGATE_INSECURE"),
-        ("READYGATE_SUCCESS_THRESHOLD", "0", "--success-threshold"),
-        ("READYGATE_METHOD", "post", "--method"),
-        ("READYGATE_LOG_FORMAT", "xml", "--log-format"),
-        ("READYGATE_STATUS", "0", "--status"),
-        ("READYGATE_MATCHES", "(", "--matches"),
-        ("READYGATE_HEADER", "nocolon", "--header"),
+        (
+            "READYGATE_SUCCESS_THRESHOLD",
+            "0",
+            "READYGATE_SUCCESS_THRESHOLD=\"0\"",
+        ),
+        (
+            "READYGATE_METHOD",
+            "post",
+            "READYGATE_METHOD=\"post\": expected one of",
+        ),
+        (
+            "READYGATE_LOG_FORMAT",
+            "xml",
+            "READYGATE_LOG_FORMAT=\"xml\"",
+        ),
+        ("READYGATE_STATUS", "0", "READYGATE_STATUS=\"0\""),
+        ("READYGATE_MATCHES", "(", "READYGATE_MATCHES=\"(\""),
+        (
+            "READYGATE_HEADER",
+            "nocolon",
+            "READYGATE_HEADER: invalid header",
+        ),
         ("READYGATE_DISABLED", "", "--"),
         ("READYGATE_TARGETS", ", ,", "no target given"),
         ("READYGATE_TARGETS", "db:1,db:0", "port 0"),
@@ -269,7 +293,7 @@ fn every_malformed_environment_value_is_named() {
             ("READYGATE_TIMEOUT", "1s"),
             ("READYGATE_ATTEMPT_TIMEOUT", "2s"),
         ],
-        "--attempt-timeout 2s is longer than --timeout 1s",
+        "READYGATE_ATTEMPT_TIMEOUT=\"2s\" is longer than READYGATE_TIMEOUT=\"1s\"",
     );
 }
 

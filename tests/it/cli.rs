@@ -1029,7 +1029,7 @@ fn usage_errors_are_one_line_naming_the_fault_with_status_2() {
         (vec!["wait", &long], "invalid target", None),
         (
             vec!["wait", "db:1"],
-            "--timeout",
+            "READYGATE_TIMEOUT=\"abc\": invalid duration",
             Some(("READYGATE_TIMEOUT", "abc")),
         ),
         (

@@ -304,7 +304,7 @@ fn secrets_never_reach_the_usage_error_of_a_malformed_value() {
         let outcome = readygate(["probe", "db:1"])
             .env("READYGATE_HEADER", header)
             .outcome();
-        outcome.expect_code(2).expect_stderr("--header");
+        outcome.expect_code(2).expect_stderr("READYGATE_HEADER");
         expect_no_secret(header, &outcome.stderr);
     }
     let bad_urls = [

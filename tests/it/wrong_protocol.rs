@@ -11,7 +11,7 @@ use crate::support::http::{Answer, HttpServer};
 use crate::support::nginx::Nginx;
 use crate::support::raw::Peer;
 use crate::support::run::RunExt;
-use crate::support::{free_port, readygate, serve_on_thread};
+use crate::support::{free_port, readygate};
 
 /// What the library words that must not show.
 const LIBRARY: [&str; 3] = [
@@ -49,6 +49,7 @@ fn tls_to_a_plain_text_protocol_says_to_try_its_plain_scheme() {
         if matches!(stream.read(&mut first), Ok(n) if n > 0) {
             let _ = stream.write_all(b"-ERR unknown command\r\n");
         }
+        while matches!(stream.read(&mut first), Ok(n) if n > 0) {}
     });
     let tls = "TLS handshake: the server does not speak TLS";
     probe_says(&peer.url("rediss", ""), &format!("{tls}: try redis://"));
@@ -69,21 +70,19 @@ fn grpc_to_an_http1_server_asks_whether_it_is_a_grpc_port() {
 
 #[test]
 fn grpc_without_tls_to_a_tls_port_says_to_try_grpcs() {
-    let certs = Certs::localhost();
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(certs.server_config()));
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    serve_on_thread(listener, move |stream| {
-        let acceptor = acceptor.clone();
-        async move {
-            // The HTTP/2 preface is no ClientHello: rustls answers with an alert record.
-            let _ = acceptor.accept(stream).await;
+    let config = Arc::new(Certs::localhost().server_config());
+    let peer = Peer::start_with(move |mut stream| {
+        // The HTTP/2 preface is no ClientHello: rustls answers with an alert record, and the
+        // connection stays open until the client goes (a close with unread bytes would reset
+        // it, and the alert with it).
+        let mut tls = rustls::ServerConnection::new(config.clone()).unwrap();
+        if tls.read_tls(&mut stream).is_ok() && tls.process_new_packets().is_err() {
+            while tls.wants_write() && tls.write_tls(&mut stream).is_ok() {}
         }
+        let mut sink = [0u8; 4096];
+        while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
     });
-    probe_says(
-        &format!("grpc://{addr}"),
-        "the server speaks TLS: try grpcs://",
-    );
+    probe_says(&peer.url("grpc", ""), "the server speaks TLS: try grpcs://");
 }
 
 #[test]
