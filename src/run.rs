@@ -7,12 +7,12 @@ use crate::engine::{self, humanize};
 use crate::error::describe_io;
 use crate::exit::Exit;
 use crate::kind::offload::Lane;
+use crate::kind::target::Kind;
 use crate::kind::{Check, Context};
 use crate::plan::{Mode, Plan, TerminationLog};
 use crate::process::off_thread::{self, Stop};
 use crate::process::signal::Terminations;
 use crate::report;
-use crate::kind::target::Kind;
 
 /// Runs a `wait` or `probe` plan to its exit status (or replaces the process with COMMAND).
 /// With `--on-exit`, every way it ends sends the notice: COMMAND's exit, but also readiness
