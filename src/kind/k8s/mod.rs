@@ -1,10 +1,11 @@
 //! `k8s://` targets: Jobs, pods, Services and Deployments, read from the API server of the pod
-//! readygate runs in: a GET, then (for one named Job, pod or Deployment) a watch whose events
-//! the attempts judge without a request of their own; no kubectl.
+//! readygate runs in: a GET (of the object, or of the list a selector picks), then a watch
+//! whose events the attempts judge without a request of their own; no kubectl.
 
 mod cluster;
 mod deployment;
 mod job;
+mod list;
 mod object;
 mod pod;
 mod request;
@@ -13,58 +14,70 @@ mod service;
 pub mod target;
 mod watch;
 
+use std::borrow::Cow;
+
 pub use cluster::Cluster;
 pub use target::{K8sTarget, Object};
 pub use watch::{Feed, Watcher};
 
 use crate::engine::Miss;
 use crate::error::Failure;
-use request::Query::{Get, List};
-use request::{fetch, fetch_body, Resource};
+use list::{Item, Items};
+use request::Query::{self, Get, List};
+use request::{fetch_body, Resource};
 
 /// What an attempt says: ready, or why not, and whether it ever can be.
 pub type Verdict = Result<(), Miss<Failure>>;
 
-/// One attempt on `target`, against `cluster`: the watched object's last state when `feed`
-/// keeps it current, else one GET, its answer judged (and the watch started from it).
+/// One attempt on `target`, against `cluster`: the last state `feed`'s watch saw while it keeps
+/// it current, else one GET, its answer judged (and the watch started from it).
 pub async fn check(target: &K8sTarget, cluster: &Cluster, feed: &Feed) -> Verdict {
     if let Some(verdict) = feed.current() {
         return verdict;
     }
-    let ns = target.namespace.as_deref().unwrap_or(&cluster.namespace);
-    let absent = |kind: &str, name: &str| format!("no {kind} {name} in {ns} (yet)");
-    if let Some((resource, kind, name)) = watched(target) {
-        let body = fetch_body(cluster, resource, ns, Get(name), || absent(kind, name)).await;
-        let (verdict, version) = match body {
-            Ok(body) => (judge(target, &body), watch::version(&body)),
-            Err(miss) => (Err(miss), None),
-        };
-        feed.listed(version, &verdict);
-        return verdict;
-    }
+    let ns = namespace(target, cluster);
+    let (resource, query) = source(target);
+    let body = fetch_body(cluster, resource, ns, &query, || absent(target, ns)).await;
+    let (verdict, version, items) = match (body, &query) {
+        (Err(miss), _) => (Err(miss), None, None),
+        (Ok(body), Get(_)) => (judge(target, &body), watch::version(&body), None),
+        (Ok(body), List(_)) => match read_list(target, &body) {
+            Ok((version, items)) => (judge_list(target, ns, &items), version, Some(items)),
+            Err(failure) => (Err(Miss::NotYet(failure)), None, None),
+        },
+    };
+    feed.listed(version, &verdict, items);
+    verdict
+}
+
+/// The namespace `target` reads in: its own `?namespace=`, else the pod's.
+fn namespace<'a>(target: &'a K8sTarget, cluster: &'a Cluster) -> &'a str {
+    target.namespace.as_deref().unwrap_or(&cluster.namespace)
+}
+
+/// What `target` reads: one object by name, or the list a label selector picks.
+fn source(target: &K8sTarget) -> (Resource, Query<'_>) {
     match &target.object {
-        Object::Pods(selector) => {
-            let absent = || format!("the API server has no pods in {ns}");
-            let pods = fetch(cluster, pod::PODS, ns, List(selector), absent).await?;
-            pod::judge_all(&pods, ns, selector).map_err(Miss::NotYet)
-        }
+        Object::Job(name) => (job::JOBS, Get(name)),
+        Object::Pod(name) => (pod::PODS, Get(name)),
+        Object::Deployment(name) => (deployment::DEPLOYMENTS, Get(name)),
+        Object::Pods(selector) => (pod::PODS, List(Cow::Borrowed(selector))),
         Object::Service(name) => {
             let selector = format!("kubernetes.io/service-name={name}");
-            let absent = || service::UNSERVED.to_string();
-            let slices = fetch(cluster, service::SLICES, ns, List(&selector), absent).await?;
-            service::judge(&slices, ns, name).map_err(Miss::NotYet)
+            (service::SLICES, List(Cow::Owned(selector)))
         }
-        Object::Job(_) | Object::Pod(_) | Object::Deployment(_) => unreachable!("watched"),
     }
 }
 
-/// The resource, kind and name of a target that names one object, which a watch follows.
-fn watched(target: &K8sTarget) -> Option<(Resource, &'static str, &str)> {
+/// Why `target` is not ready when its object (or collection) is not there: the GET's 404, or
+/// a watched object deleted.
+fn absent(target: &K8sTarget, ns: &str) -> String {
     match &target.object {
-        Object::Job(name) => Some((job::JOBS, "job", name)),
-        Object::Pod(name) => Some((pod::PODS, "pod", name)),
-        Object::Deployment(name) => Some((deployment::DEPLOYMENTS, "deployment", name)),
-        Object::Pods(_) | Object::Service(_) => None,
+        Object::Job(name) => format!("no job {name} in {ns} (yet)"),
+        Object::Pod(name) => format!("no pod {name} in {ns} (yet)"),
+        Object::Deployment(name) => format!("no deployment {name} in {ns} (yet)"),
+        Object::Pods(_) => format!("the API server has no pods in {ns}"),
+        Object::Service(_) => service::UNSERVED.to_string(),
     }
 }
 
@@ -75,6 +88,34 @@ fn judge(target: &K8sTarget, body: &[u8]) -> Verdict {
         Object::Job(_) => job::judge(&object::parse(body)?),
         Object::Pod(_) => pod::judge_one(&object::parse(body)?).map_err(Miss::NotYet),
         Object::Deployment(_) => deployment::judge(&object::parse(body)?).map_err(Miss::NotYet),
-        Object::Pods(_) | Object::Service(_) => unreachable!("not watched"),
+        Object::Pods(_) | Object::Service(_) => unreachable!("a list"),
     }
+}
+
+/// A list answer of `target`'s kind: its version and items.
+fn read_list(target: &K8sTarget, body: &[u8]) -> Result<(Option<String>, Items), Failure> {
+    match &target.object {
+        Object::Pods(_) => list::read::<pod::Pod>(body),
+        Object::Service(_) => list::read::<service::Slice>(body),
+        _ => unreachable!("one object"),
+    }
+}
+
+/// One object of `target`'s list, from a watch event: its name and item.
+fn list_item(target: &K8sTarget, object: &[u8]) -> Result<(String, Item), Failure> {
+    match &target.object {
+        Object::Pods(_) => list::one::<pod::Pod>(object),
+        Object::Service(_) => list::one::<service::Slice>(object),
+        _ => unreachable!("one object"),
+    }
+}
+
+/// The readiness rules of `target`'s kind applied to the items of its list.
+fn judge_list(target: &K8sTarget, ns: &str, items: &Items) -> Verdict {
+    let verdict = match &target.object {
+        Object::Pods(selector) => pod::judge_all(items, ns, selector),
+        Object::Service(name) => service::judge(items, ns, name),
+        _ => unreachable!("one object"),
+    };
+    verdict.map_err(Miss::NotYet)
 }

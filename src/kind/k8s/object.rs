@@ -31,8 +31,18 @@ pub struct Metadata {
 #[derive(Deserialize)]
 #[serde(bound = "T: Deserialize<'de>")]
 pub struct List<T> {
+    #[serde(default)]
+    pub metadata: ListMetadata,
     #[serde(default, deserialize_with = "items")]
     pub items: Vec<T>,
+}
+
+/// What is read of a list's `metadata`.
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ListMetadata {
+    /// Where a watch of the list starts.
+    pub resource_version: String,
 }
 
 /// Most items of a list kept: a real list this long is past the answer's size cap anyway.

@@ -4,7 +4,8 @@
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
-use super::object::{clip, conditions, true_condition, why, Condition, List, Object};
+use super::list::{Item, Items, Listed};
+use super::object::{clip, conditions, true_condition, why, Condition, Object};
 use super::request::Resource;
 use crate::error::Failure;
 
@@ -49,22 +50,38 @@ pub(super) fn judge_one(pod: &Pod) -> Result<(), Failure> {
     }
 }
 
-pub(super) fn judge_all(list: &List<Pod>, namespace: &str, selector: &str) -> Result<(), Failure> {
-    let unready: Vec<&Pod> = list.items.iter().filter(|p| !p.status.ready()).collect();
-    let (total, ready) = (list.items.len(), list.items.len() - unready.len());
+impl Listed for Pod {
+    fn name(&self) -> &str {
+        &self.metadata.name
+    }
+
+    fn item(&self) -> Item {
+        let ready = self.status.ready();
+        Item {
+            ready: ready.into(),
+            total: 1,
+            why: if ready {
+                String::new()
+            } else {
+                self.status.unready_because()
+            },
+        }
+    }
+}
+
+pub(super) fn judge_all(pods: &Items, namespace: &str, selector: &str) -> Result<(), Failure> {
+    let unready: Vec<(&String, &Item)> = pods.iter().filter(|(_, pod)| pod.ready == 0).collect();
+    let (total, ready) = (pods.len(), pods.len() - unready.len());
     Err(match unready.as_slice() {
         _ if total == 0 => format!("no pod matches {selector} in {namespace} (yet)"),
         [] => return Ok(()),
-        [one] => {
-            let (name, why) = (clip(&one.metadata.name), one.status.unready_because());
-            format!("{ready} of {total} pods ready; {name} is not: {why}")
-        }
+        [(name, pod)] => format!(
+            "{ready} of {total} pods ready; {} is not: {}",
+            clip(name),
+            pod.why
+        ),
         many => {
-            let names: Vec<String> = many
-                .iter()
-                .take(3)
-                .map(|p| clip(&p.metadata.name))
-                .collect();
+            let names: Vec<String> = many.iter().take(3).map(|(name, _)| clip(name)).collect();
             let mut names = names.join(", ");
             if many.len() > 3 {
                 names += &format!(" and {} more", many.len() - 3);
@@ -77,6 +94,7 @@ pub(super) fn judge_all(list: &List<Pod>, namespace: &str, selector: &str) -> Re
 
 #[cfg(test)]
 mod tests {
+    use super::super::list::read;
     use super::super::object::parse;
     use super::*;
 
@@ -95,10 +113,11 @@ mod tests {
             Err("pod not ready: phase Pending".into())
         );
         let many = [1, 2, 3, 4, 5].map(|i| unready(&format!("p{i}"))).join(",");
-        let many = parse(format!(r#"{{"kind":"PodList","items":[{many}]}}"#)).unwrap();
+        let many = format!(r#"{{"kind":"PodList","items":[{many}]}}"#);
+        let (_, many) = read::<Pod>(many.as_bytes()).unwrap();
         let shown = "0 of 5 pods ready; not ready: p1, p2, p3 and 2 more";
         assert_eq!(judge_all(&many, "ns", "app=web"), Err(shown.into()));
-        let null = parse(r#"{"items":null}"#).unwrap();
+        let (_, null) = read::<Pod>(br#"{"items":null}"#).unwrap();
         let none = "no pod matches x in ns (yet)";
         assert_eq!(judge_all(&null, "ns", "x"), Err(none.into()));
     }

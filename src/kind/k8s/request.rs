@@ -1,14 +1,15 @@
 //! One GET to the API server per attempt: a fresh connection, TLS verified with `ca.crt`, the
 //! bearer token read afresh, and the answer's status turned into a reason a person can act on.
 
+use std::borrow::Cow;
+
 use http_body_util::Empty;
 use hyper::body::Bytes;
 use hyper::{Method, Request};
-use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use super::cluster::Cluster;
-use super::object::{clip, parse};
+use super::object::clip;
 use crate::engine::Miss;
 use crate::error::Failure;
 use crate::header::Header;
@@ -25,12 +26,11 @@ pub const MAX_ANSWER: usize = 4 << 20;
 pub type Resource = (&'static str, &'static str, &'static str);
 
 /// What is asked of a resource, and so which RBAC verb it needs.
-#[derive(Clone, Copy)]
 pub enum Query<'a> {
     /// `get` of the object so named.
     Get(&'a str),
     /// `list` of the objects this label selector matches.
-    List(&'a str),
+    List(Cow<'a, str>),
 }
 
 /// What the API server says when it refuses: a `Status` object.
@@ -41,25 +41,13 @@ struct Status {
     message: String,
 }
 
-/// Asks `query` of `resource` in `namespace` and reads the answer into `T`. No such object
-/// (404) is not ready yet, and `absent` says why.
-pub async fn fetch<T: DeserializeOwned>(
-    cluster: &Cluster,
-    resource: Resource,
-    namespace: &str,
-    query: Query<'_>,
-    absent: impl FnOnce() -> String,
-) -> Result<T, Miss<Failure>> {
-    let body = fetch_body(cluster, resource, namespace, query, absent).await?;
-    Ok(parse(&body)?)
-}
-
-/// As [`fetch`], the answer's body (status 200) left unread.
+/// Asks `query` of `resource` in `namespace`: the answer's body (status 200), unread. No such
+/// object (404) is not ready yet, and `absent` says why.
 pub async fn fetch_body(
     cluster: &Cluster,
     resource: Resource,
     namespace: &str,
-    query: Query<'_>,
+    query: &Query<'_>,
     absent: impl FnOnce() -> String,
 ) -> Result<Vec<u8>, Miss<Failure>> {
     let token = cluster.read_token().await?;
@@ -117,7 +105,7 @@ pub fn collection((group, version, plural): Resource, namespace: &str) -> String
 }
 
 /// The request path, e.g. `/apis/batch/v1/namespaces/NS/jobs/NAME`.
-fn path(resource: Resource, namespace: &str, query: Query) -> String {
+fn path(resource: Resource, namespace: &str, query: &Query) -> String {
     let collection = collection(resource, namespace);
     match query {
         Query::Get(name) => format!("{collection}/{name}"),
@@ -129,19 +117,24 @@ fn path(resource: Resource, namespace: &str, query: Query) -> String {
 }
 
 /// `forbidden: get jobs/NAME in NS — grant get on jobs (apiGroup "batch") to the pod's …`.
-fn forbidden((group, _, plural): Resource, namespace: &str, query: Query) -> Failure {
+fn forbidden((group, _, plural): Resource, namespace: &str, query: &Query) -> Failure {
     let (verb, object) = match query {
         Query::Get(name) => ("get", format!("{plural}/{name}")),
         Query::List(_) => ("list", plural.to_string()),
     };
-    let group = match group {
-        "" => String::new(),
-        group => format!(" (apiGroup \"{group}\")"),
-    };
+    let group = api_group(group);
     Failure::Protocol(format!(
         "forbidden: {verb} {object} in {namespace} — grant {verb} on {plural}{group} to the \
          pod's service account"
     ))
+}
+
+/// ` (apiGroup "batch")` after a resource's name in a grant, nothing for the core group.
+pub fn api_group(group: &str) -> String {
+    match group {
+        "" => String::new(),
+        group => format!(" (apiGroup \"{group}\")"),
+    }
 }
 
 /// The GET of `path` from `api`, asking for JSON, with the token as a bearer credential (which

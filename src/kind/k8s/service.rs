@@ -4,7 +4,8 @@
 
 use serde::Deserialize;
 
-use super::object::{nullable, List};
+use super::list::{Item, Items, Listed};
+use super::object::{nullable, Metadata};
 use super::request::Resource;
 use crate::error::Failure;
 
@@ -16,6 +17,8 @@ pub(super) const UNSERVED: &str =
 
 #[derive(Deserialize)]
 pub(super) struct Slice {
+    #[serde(default)]
+    metadata: Metadata,
     /// Sent as `null` when the slice is empty.
     #[serde(default, deserialize_with = "nullable")]
     endpoints: Vec<Endpoint>,
@@ -33,13 +36,28 @@ struct Conditions {
     ready: Option<bool>,
 }
 
-pub(super) fn judge(slices: &List<Slice>, namespace: &str, name: &str) -> Result<(), Failure> {
-    let mut endpoints = slices.items.iter().flat_map(|slice| &slice.endpoints);
-    let total = endpoints.clone().count();
-    if endpoints.any(|endpoint| endpoint.conditions.ready != Some(false)) {
+impl Listed for Slice {
+    fn name(&self) -> &str {
+        &self.metadata.name
+    }
+
+    fn item(&self) -> Item {
+        let ready = self.endpoints.iter();
+        let ready = ready.filter(|endpoint| endpoint.conditions.ready != Some(false));
+        Item {
+            ready: ready.count(),
+            total: self.endpoints.len(),
+            why: String::new(),
+        }
+    }
+}
+
+pub(super) fn judge(slices: &Items, namespace: &str, name: &str) -> Result<(), Failure> {
+    if slices.values().any(|slice| slice.ready > 0) {
         return Ok(());
     }
-    Err(match (slices.items.len(), total) {
+    let total: usize = slices.values().map(|slice| slice.total).sum();
+    Err(match (slices.len(), total) {
         (0, _) => format!(
             "no EndpointSlice for service {name} in {namespace} (no such service yet, or one \
              without a selector)"
@@ -52,13 +70,14 @@ pub(super) fn judge(slices: &List<Slice>, namespace: &str, name: &str) -> Result
 
 #[cfg(test)]
 mod tests {
-    use super::super::object::parse;
+    use super::super::list::read;
     use super::*;
 
     #[test]
     fn a_ready_endpoint_in_any_slice_is_enough() {
-        let one_of_two = r#"{"items":[{"endpoints":[{"conditions":{"ready":false}}]},
-            {"endpoints":[{"conditions":{"ready":true}}]}]}"#;
-        assert_eq!(judge(&parse(one_of_two).unwrap(), "ns", "db"), Ok(()));
+        let one_of_two = br#"{"items":[{"metadata":{"name":"a"},"endpoints":[{"conditions":
+            {"ready":false}}]}, {"metadata":{"name":"b"},"endpoints":[{"conditions":{"ready":true}}]}]}"#;
+        let (_, slices) = read::<Slice>(one_of_two).unwrap();
+        assert_eq!(judge(&slices, "ns", "db"), Ok(()));
     }
 }

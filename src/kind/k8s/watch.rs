@@ -1,30 +1,38 @@
-//! The watch of one named object: after a GET, one long request that the API server answers
-//! with each change as it happens, decoded one event (one JSON line) at a time. Each event's
-//! object is judged as a GET's answer is, kept in a [`Feed`], and wakes the engine, whose next
-//! attempt takes it without a request. The engine still owns retrying: when the watch breaks,
-//! attempts fall back to GETs on the target's schedule, and each GET restarts the watch.
+//! The watch of a target's object (by its name) or list (by its label selector): after a GET,
+//! one long request that the API server answers with each change as it happens, decoded one
+//! event (one JSON line) at a time. Each event's object is judged as a GET's answer is (for a
+//! list: the item changed in the list kept, then the list judged), kept in a [`Feed`], and
+//! wakes the engine, whose next attempt takes it without a request. The engine still owns
+//! retrying: when the watch breaks, attempts fall back to GETs on the target's schedule, and
+//! each GET restarts the watch.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
+
+use tokio::time::Instant;
 
 use http_body_util::BodyExt;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::{oneshot, Notify};
 use tokio::task::JoinHandle;
-use tokio::time::{sleep, timeout};
+use tokio::time::{sleep, timeout_at};
 
 use super::cluster::Cluster;
+use super::list::{self, Item, Items};
 use super::object::clip;
-use super::request::{collection, connect, request, MAX_ANSWER};
-use super::{judge, watched, K8sTarget, Verdict};
+use super::request::Query::{Get, List};
+use super::request::{api_group, collection, connect, request, MAX_ANSWER};
+use super::{absent, judge, judge_list, list_item, namespace, source, K8sTarget, Verdict};
 use crate::engine::{Miss, Watch};
 use crate::error::Failure;
 use crate::kind::http::roundtrip;
 use crate::kind::Context;
 use crate::percent::encode_query_value;
 
-/// The `timeoutSeconds` asked of the API server: a quiet object costs one request per span.
+/// The shortest `timeoutSeconds` asked of the API server, and the spread added at random (so
+/// that pods started together do not come back together): a quiet object costs one request
+/// per 4 to 8 minutes.
 const WATCH_SECONDS: u64 = 240;
 
 /// What the watch has learnt, shared by the attempts and the task that reads the stream.
@@ -45,8 +53,10 @@ struct State {
     polling: bool,
     /// Where the watch starts or resumes; `None`: a GET is due first.
     version: Option<String>,
-    /// The object's last state, judged; current while `version` is set.
+    /// The object's (or list's) last state, judged; current while `version` is set.
     verdict: Option<Verdict>,
+    /// A list's items, which each event of its watch changes.
+    items: Option<Items>,
     /// Why the watch broke, told by the next attempt (which then backs off, then re-lists).
     broke: Option<Failure>,
 }
@@ -68,11 +78,13 @@ impl Feed {
         }
     }
 
-    /// A GET's verdict, and the version it read, from which the watch starts.
-    pub fn listed(&self, version: Option<String>, verdict: &Verdict) {
+    /// A GET's verdict, the version it read (from which the watch starts) and, for a list,
+    /// its items.
+    pub fn listed(&self, version: Option<String>, verdict: &Verdict, items: Option<Items>) {
         let mut state = self.state();
         let start = state.watching && !state.polling && version.is_some();
         (state.version, state.verdict) = (version, Some(verdict.clone()));
+        state.items = items;
         if start {
             self.start.notify_one();
         }
@@ -88,11 +100,31 @@ impl Feed {
         self.wake.notify_one();
     }
 
+    /// An event's list item: added or changed (`Some`) or deleted, then the list judged anew.
+    fn item(
+        &self,
+        version: Option<String>,
+        (name, item): (String, Option<Item>),
+        judge: impl FnOnce(&Items) -> Verdict,
+    ) -> Result<(), Failure> {
+        let mut state = self.state();
+        let items = state.items.get_or_insert_with(Items::default);
+        list::change(items, name, item)?;
+        let verdict = judge(items);
+        if version.is_some() {
+            state.version = version;
+        }
+        state.verdict = Some(verdict);
+        self.wake.notify_one();
+        Ok(())
+    }
+
     /// The watch must start again from a GET: at once (`410 Gone`), or, with a reason, after
     /// the engine's back-off.
     fn relist(&self, broke: Option<Failure>) {
         let mut state = self.state();
         (state.version, state.verdict, state.broke) = (None, None, broke);
+        state.items = None;
         self.wake.notify_one();
     }
 
@@ -114,15 +146,14 @@ pub struct Watcher {
 }
 
 impl Watcher {
-    /// Starts following `target` for the engine, if it names one object; `name` labels the
-    /// warning of a refused watch.
+    /// Starts following `target` for the engine; `name` labels the warning of a refused watch.
     pub fn start(
         target: &K8sTarget,
         context: Arc<Context>,
         feed: Arc<Feed>,
         name: String,
     ) -> Option<Watcher> {
-        watched(target)?;
+        context.options.k8s.as_ref()?;
         feed.state().watching = true;
         let follow = follow(target.clone(), context, feed.clone(), name);
         let task = tokio::spawn(follow);
@@ -155,41 +186,59 @@ enum Ended {
     Broke(Failure),
 }
 
-/// Follows the object from each version the attempts' GETs give, until dropped (the engine's
-/// deadline) or the watch is refused.
+/// What reads a watch's events into the feed.
+struct Reader<'a> {
+    target: &'a K8sTarget,
+    /// The namespace watched, for the reasons.
+    ns: &'a str,
+    feed: &'a Feed,
+}
+
+/// Follows the object (or list) from each version the attempts' GETs give, until dropped (the
+/// engine's deadline) or the watch is refused.
 async fn follow(target: K8sTarget, context: Arc<Context>, feed: Arc<Feed>, name: String) {
-    let (Some(cluster), Some((resource, kind, object))) =
-        (context.options.k8s.as_ref(), watched(&target))
-    else {
+    let Some(cluster) = context.options.k8s.as_ref() else {
         return;
     };
-    let ns = target.namespace.as_deref().unwrap_or(&cluster.namespace);
-    let bound = cluster.attempt_timeout;
+    let ns = namespace(&target, cluster);
+    let (resource, query) = source(&target);
+    let selector = match &query {
+        Get(object) => {
+            let field = encode_query_value(&format!("metadata.name={object}"));
+            format!("fieldSelector={field}")
+        }
+        List(labels) => format!("labelSelector={}", encode_query_value(labels)),
+    };
+    let reader = Reader {
+        target: &target,
+        ns,
+        feed: &feed,
+    };
     loop {
         let from = feed.version().await;
+        let seconds = WATCH_SECONDS + fastrand::u64(..WATCH_SECONDS);
         let path = format!(
-            "{}?watch=1&fieldSelector={}&resourceVersion={}&allowWatchBookmarks=true\
-             &timeoutSeconds={WATCH_SECONDS}",
+            "{}?watch=1&{selector}&resourceVersion={}&allowWatchBookmarks=true\
+             &timeoutSeconds={seconds}",
             collection(resource, ns),
-            encode_query_value(&format!("metadata.name={object}")),
             encode_query_value(&from),
         );
-        let absent = || format!("no {kind} {object} in {ns} (yet)");
-        match once(cluster, path, &target, &feed, bound, absent).await {
+        let span = Duration::from_secs(seconds);
+        match once(cluster, path, &reader, span).await {
             Ended::Resume => tracing::debug!("{name}: the watch ended; resuming"),
             Ended::Gone => {
                 tracing::debug!("{name}: the watch's version is gone; re-listing");
                 feed.relist(None);
             }
             Ended::Forbidden => {
-                let (group, plural) = (resource.0, resource.2);
-                let group = match group {
-                    "" => String::new(),
-                    group => format!(" (apiGroup \"{group}\")"),
+                let (group, plural) = (api_group(resource.0), resource.2);
+                let (what, verb) = match &query {
+                    Get(object) => (format!("{plural}/{object}"), "get"),
+                    List(_) => (plural.to_string(), "list"),
                 };
                 tracing::warn!(
-                    "{name}: forbidden: watch {plural}/{object} in {ns}; polling with get \
-                     instead — grant watch on {plural}{group} to the pod's service account"
+                    "{name}: forbidden: watch {what} in {ns}; polling with {verb} instead — \
+                     grant watch on {plural}{group} to the pod's service account"
                 );
                 feed.state().polling = true;
                 return;
@@ -202,15 +251,10 @@ async fn follow(target: K8sTarget, context: Arc<Context>, feed: Arc<Feed>, name:
     }
 }
 
-/// One watch request of `path`: its events judged into `feed` until it ends.
-async fn once(
-    cluster: &Cluster,
-    path: String,
-    target: &K8sTarget,
-    feed: &Feed,
-    bound: Duration,
-    absent: impl Fn() -> String,
-) -> Ended {
+/// One watch request of `path`, asked to end after `span`: its events read into the feed
+/// until it ends.
+async fn once(cluster: &Cluster, path: String, reader: &Reader<'_>, span: Duration) -> Ended {
+    let bound = cluster.attempt_timeout;
     let (head, mut headed) = oneshot::channel();
     let exchange = async {
         // Read afresh for every request: bound tokens rotate.
@@ -228,7 +272,7 @@ async fn once(
                     return Ok(Ended::Broke(failure.into()));
                 }
             }
-            Ok(events(response.into_body(), target, feed, bound, absent).await)
+            Ok(events(response.into_body(), reader, span, bound).await)
         })
         .await
     };
@@ -254,21 +298,26 @@ struct Event<'a> {
     object: &'a RawValue,
 }
 
-/// Reads the stream line by line, no line kept past [`MAX_ANSWER`].
-async fn events(
-    mut body: hyper::body::Incoming,
-    target: &K8sTarget,
-    feed: &Feed,
-    bound: Duration,
-    absent: impl Fn() -> String,
-) -> Ended {
-    let silence = Duration::from_secs(WATCH_SECONDS) + bound;
+/// Reads the stream line by line, no line kept past [`MAX_ANSWER`], until it ends: the server
+/// ends it after `span`; one still open past the attempt's `bound` beyond that has gone silent
+/// (a dropped connection, a stuck proxy). A quiet object's stream may end with no event (a
+/// server that sends no bookmarks); one that ends with none before half its span is broken.
+async fn events<B>(mut body: B, reader: &Reader<'_>, span: Duration, bound: Duration) -> Ended
+where
+    B: hyper::body::Body<Data = hyper::body::Bytes> + Unpin,
+    B::Error: std::fmt::Display,
+{
+    let head = Instant::now();
+    let until = head + span + bound;
     let mut line: Vec<u8> = Vec::new();
     let mut heard = false;
     loop {
-        let data = match timeout(silence, body.frame()).await {
-            Err(_) => return Ended::Broke("the watch went silent".to_string().into()),
-            Ok(None) if heard => return Ended::Resume,
+        let data = match timeout_at(until, body.frame()).await {
+            Err(_) => {
+                let failure = "the watch went silent past its timeoutSeconds";
+                return Ended::Broke(failure.to_string().into());
+            }
+            Ok(None) if heard || head.elapsed() >= span / 2 => return Ended::Resume,
             Ok(None) => return Ended::Broke("the API server ended the watch at once".into()),
             Ok(Some(Err(e))) => return Ended::Broke(format!("the watch broke: {e}").into()),
             Ok(Some(Ok(frame))) => match frame.into_data() {
@@ -293,7 +342,7 @@ async fn events(
                 continue;
             }
             heard = true;
-            if let Some(ended) = event(&line, target, feed, &absent) {
+            if let Some(ended) = event(&line, reader) {
                 return ended;
             }
             line = Vec::new();
@@ -301,25 +350,37 @@ async fn events(
     }
 }
 
-/// Judges one event into `feed`; `Some` ends the watch.
-fn event(
-    line: &[u8],
-    target: &K8sTarget,
-    feed: &Feed,
-    absent: impl Fn() -> String,
-) -> Option<Ended> {
+/// Judges one event into the feed; `Some` ends the watch.
+fn event(line: &[u8], reader: &Reader) -> Option<Ended> {
+    let Reader { target, ns, feed } = *reader;
     let Ok(event) = serde_json::from_slice::<Event>(line) else {
         let failure = "unexpected watch event from the API server".to_string();
         return Some(Ended::Broke(failure.into()));
     };
     let object = event.object.get().as_bytes();
-    match event.kind {
-        "ADDED" | "MODIFIED" => feed.event(version(object), judge(target, object)),
-        "DELETED" => feed.event(version(object), Err(Miss::NotYet(absent().into()))),
+    let listed = matches!(source(target).1, List(_));
+    let changed = match event.kind {
+        "ADDED" | "MODIFIED" | "DELETED" if listed => {
+            let deleted = event.kind == "DELETED";
+            list_item(target, object).and_then(|(name, item)| {
+                let item = (name, (!deleted).then_some(item));
+                feed.item(version(object), item, |items| judge_list(target, ns, items))
+            })
+        }
+        "ADDED" | "MODIFIED" => {
+            feed.event(version(object), judge(target, object));
+            Ok(())
+        }
+        "DELETED" => {
+            let gone = Err(Miss::NotYet(absent(target, ns).into()));
+            feed.event(version(object), gone);
+            Ok(())
+        }
         "BOOKMARK" => {
             if let Some(version) = version(object) {
                 feed.state().version = Some(version);
             }
+            Ok(())
         }
         "ERROR" => {
             let status: Status = serde_json::from_slice(object).unwrap_or_default();
@@ -337,8 +398,8 @@ fn event(
             let failure = format!("unexpected watch event {}", clip(other));
             return Some(Ended::Broke(failure.into()));
         }
-    }
-    None
+    };
+    changed.err().map(Ended::Broke)
 }
 
 /// An `ERROR` event's object.
@@ -362,4 +423,98 @@ pub fn version(object: &[u8]) -> Option<String> {
     }
     let versioned: Versioned = serde_json::from_slice(object).ok()?;
     Some(versioned.metadata.resource_version).filter(|v| !v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    use hyper::body::{Body, Bytes, Frame};
+
+    use super::*;
+    use crate::kind::k8s::Object;
+
+    /// A stream whose head came, then nothing: a dropped connection no RST told of.
+    struct Silent;
+
+    impl Body for Silent {
+        type Data = Bytes;
+        type Error = std::convert::Infallible;
+
+        fn poll_frame(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+            Poll::Pending
+        }
+    }
+
+    /// A stream that ends, with no event, when its sleep is over.
+    struct EndsAfter(Pin<Box<tokio::time::Sleep>>);
+
+    impl Body for EndsAfter {
+        type Data = Bytes;
+        type Error = std::convert::Infallible;
+
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+            self.0.as_mut().poll(cx).map(|()| None)
+        }
+    }
+
+    fn quiet_end(after: Duration) -> EndsAfter {
+        EndsAfter(Box::pin(tokio::time::sleep(after)))
+    }
+
+    const SPAN: Duration = Duration::from_secs(WATCH_SECONDS);
+
+    /// Reads `body` as a watch of Job `migrate` asked to end after [`SPAN`].
+    async fn read<B>(body: B) -> Ended
+    where
+        B: Body<Data = Bytes> + Unpin,
+        B::Error: std::fmt::Display,
+    {
+        let target = K8sTarget {
+            object: Object::Job("migrate".into()),
+            namespace: None,
+        };
+        let feed = Feed::default();
+        let reader = Reader {
+            target: &target,
+            ns: "shop",
+            feed: &feed,
+        };
+        events(body, &reader, SPAN, Duration::from_secs(2)).await
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_quiet_stream_ended_late_resumes_and_one_ended_early_is_broken() {
+        assert!(matches!(read(quiet_end(SPAN)).await, Ended::Resume));
+        assert!(matches!(read(quiet_end(SPAN / 2)).await, Ended::Resume));
+        let Ended::Broke(failure) = read(quiet_end(SPAN / 3)).await else {
+            panic!("a stream ended early with no event taken as a normal end");
+        };
+        assert_eq!(
+            failure.to_string(),
+            "the API server ended the watch at once"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stream_still_open_past_its_span_and_bound_is_given_up() {
+        let started = Instant::now();
+        let ended = read(Silent).await;
+        let Ended::Broke(failure) = ended else {
+            panic!("not given up as broken");
+        };
+        assert_eq!(
+            failure.to_string(),
+            "the watch went silent past its timeoutSeconds"
+        );
+        assert_eq!(started.elapsed(), SPAN + Duration::from_secs(2));
+    }
 }

@@ -93,6 +93,8 @@ pub enum Watching {
     /// An event that never ends: a line of `{"type":"MODIFIED","object":{"x":"aaaa…` for as
     /// long as the client reads.
     Endless,
+    /// `ADDED` events of ever new pods with names of 250 bytes, for as long as the client reads.
+    Flood,
 }
 
 /// A running stand-in; it stops with the test process.
@@ -216,11 +218,13 @@ impl ApiServer {
         state.objects.insert(key, stored);
     }
 
-    /// Deletes the `kind` (`Pod`, `Job`) of this name in the own namespace; a watch sees it.
+    /// Deletes the `kind` (`Pod`, `Job`, `EndpointSlice`) of this name in the own namespace; a
+    /// watch sees it.
     pub fn delete(&self, kind: &str, name: &str) {
         let (prefix, resource) = match kind {
             "Job" => ("/apis/batch/v1", "jobs"),
             "Pod" => ("/api/v1", "pods"),
+            "EndpointSlice" => ("/apis/discovery.k8s.io/v1", "endpointslices"),
             other => panic!("the stand-in deletes no {other}"),
         };
         let key = (
@@ -316,6 +320,27 @@ fn answer(state: &Arc<Mutex<State>>, request: &Request<Incoming>) -> Option<Resp
     Some(answer_get(state, request))
 }
 
+/// What a watch follows.
+enum Selects {
+    /// The object of this name (`fieldSelector=metadata.name=NAME`).
+    Name(String),
+    /// The objects with all these labels (`labelSelector=k=v,…`).
+    Labels(Vec<(String, String)>),
+}
+
+/// The `k=v` requirements of a label selector.
+fn selector(text: &str) -> Vec<(String, String)> {
+    text.split(',')
+        .filter(|r| !r.is_empty())
+        .map(|r| {
+            let (k, v) = r
+                .split_once('=')
+                .expect("the stand-in knows only k=v selectors");
+            (k.to_string(), v.to_string())
+        })
+        .collect()
+}
+
 /// A value of the query `path` carries, percent-decoded.
 fn query_value(path: &str, name: &str) -> Option<String> {
     let query = path.split_once('?')?.1;
@@ -328,18 +353,28 @@ fn query_value(path: &str, name: &str) -> Option<String> {
 /// A watch request: checked as a GET is, then answered as the plan says.
 fn watch(state: &Arc<Mutex<State>>, request: &Request<Incoming>) -> Option<Response<Answer>> {
     let uri = request.uri().to_string();
-    let (Some((prefix, namespace, resource, None)), Some(field), Some(from)) = (
+    let (Some((prefix, namespace, resource, None)), Some(from)) = (
         route(request.uri().path()),
-        query_value(&uri, "fieldSelector"),
         query_value(&uri, "resourceVersion"),
     ) else {
-        panic!("the stand-in watches one object from a version: {uri}");
+        panic!("the stand-in watches a collection from a version: {uri}");
     };
     assert!(uri.contains("allowWatchBookmarks=true"), "{uri}");
     assert!(uri.contains("timeoutSeconds="), "{uri}");
-    let name = field
-        .strip_prefix("metadata.name=")
-        .expect("a name selector");
+    // One object by the name field selector, or the objects a label selector matches.
+    let selects = match (
+        query_value(&uri, "fieldSelector"),
+        query_value(&uri, "labelSelector"),
+    ) {
+        (Some(field), None) => {
+            let name = field
+                .strip_prefix("metadata.name=")
+                .expect("a name selector");
+            Selects::Name(name.to_string())
+        }
+        (None, Some(labels)) => Selects::Labels(selector(&labels)),
+        _ => panic!("the stand-in watches by name or by labels: {uri}"),
+    };
     let mut locked = state.lock().unwrap();
     locked.seen.push(Seen {
         path: uri.clone(),
@@ -369,7 +404,15 @@ fn watch(state: &Arc<Mutex<State>>, request: &Request<Incoming>) -> Option<Respo
     }
     let plan = locked.watches.pop_front().unwrap_or(Watching::Follow);
     let from: u64 = from.parse().expect("a resourceVersion the stand-in gave");
-    let key = (prefix, resource, namespace, name.to_string());
+    let watched = move |key: &Key, object: &Value| {
+        (&key.0, &key.1, &key.2) == (&prefix, &resource, &namespace)
+            && match &selects {
+                Selects::Name(name) => key.3 == *name,
+                Selects::Labels(wanted) => wanted
+                    .iter()
+                    .all(|(k, v)| object["metadata"]["labels"][k].as_str() == Some(v)),
+            }
+    };
     let gone = move || {
         status(
             410,
@@ -408,6 +451,17 @@ fn watch(state: &Arc<Mutex<State>>, request: &Request<Incoming>) -> Option<Respo
                 let _ = lines.send(line(bookmark)).await;
                 return;
             }
+            Watching::Flood => {
+                for i in 0.. {
+                    let pod = json!({"type": "ADDED", "object": {"kind": "Pod", "apiVersion": "v1",
+                        "metadata": {"name": format!("flood-{i:0>244}"), "namespace": OWN_NAMESPACE,
+                            "resourceVersion": from.to_string(), "labels": {"app": "web"}},
+                        "status": {"phase": "Pending"}}});
+                    if lines.send(line(pod)).await.is_err() {
+                        return;
+                    }
+                }
+            }
             Watching::Endless => {
                 let _ = lines
                     .send(Bytes::from(r#"{"type":"MODIFIED","object":{"x":""#))
@@ -424,7 +478,7 @@ fn watch(state: &Arc<Mutex<State>>, request: &Request<Incoming>) -> Option<Respo
                 .unwrap()
                 .changes
                 .iter()
-                .filter(|(version, changed, ..)| *version > at && *changed == key)
+                .filter(|(version, changed, _, object)| *version > at && watched(changed, object))
                 .map(|(version, _, kind, object)| (*version, *kind, object.clone()))
                 .collect();
             for (version, kind, object) in new {
@@ -560,16 +614,7 @@ fn answer_get(state: &Mutex<State>, request: &Request<Incoming>) -> Response<Ans
                 .find_map(|pair| pair.strip_prefix("labelSelector="))
                 .map(percent_decode)
                 .unwrap_or_default();
-            let wanted: Vec<(String, String)> = selector
-                .split(',')
-                .filter(|r| !r.is_empty())
-                .map(|r| {
-                    let (k, v) = r
-                        .split_once('=')
-                        .expect("the stand-in knows only k=v selectors");
-                    (k.to_string(), v.to_string())
-                })
-                .collect();
+            let wanted = self::selector(&selector);
             let mut items: Vec<(&String, Value)> = state
                 .objects
                 .iter()
@@ -600,7 +645,7 @@ fn answer_get(state: &Mutex<State>, request: &Request<Incoming>) -> Response<Ans
                 json!({
                     "kind": kind,
                     "apiVersion": api_version,
-                    "metadata": {"resourceVersion": "4711"},
+                    "metadata": {"resourceVersion": state.version.to_string()},
                     "items": items.into_iter().map(|(_, item)| item).collect::<Vec<_>>(),
                 }),
             )
