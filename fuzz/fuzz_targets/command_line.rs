@@ -2,14 +2,13 @@
 //! become an argument vector. Never a panic; every value parser's rejection is one line.
 
 #![no_main]
-#![allow(dead_code)]
 
-#[path = "parsers.rs"]
-mod parsers;
-use parsers::*;
+mod common;
 
 use clap::Parser;
+use common::assert_one_line;
 use libfuzzer_sys::fuzz_target;
+use readygate::{cli, duration, header, matcher, status};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

@@ -6,18 +6,17 @@
 //! cannot be followed is a one-line reason; a followed one always makes a valid request.
 
 #![no_main]
-#![allow(dead_code)]
 
-#[path = "parsers.rs"]
-mod parsers;
-use parsers::*;
+mod common;
 
-use kind::http::redirect::{self, Redirect};
-use kind::http::request::{self, Carry};
+use common::assert_one_line;
 use http_body_util::BodyExt;
 use hyper::header::LOCATION;
 use hyper_util::rt::TokioIo;
 use libfuzzer_sys::fuzz_target;
+use readygate::kind::http::redirect::{self, Redirect};
+use readygate::kind::http::request::{self, Carry};
+use readygate::{header, kind};
 use tokio::io::AsyncWriteExt;
 
 thread_local! {

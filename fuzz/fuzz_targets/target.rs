@@ -2,13 +2,12 @@
 //! as written (password hidden) and reads back the same.
 
 #![no_main]
-#![allow(dead_code)]
 
-#[path = "parsers.rs"]
-mod parsers;
-use parsers::*;
+mod common;
 
+use common::assert_one_line;
 use libfuzzer_sys::fuzz_target;
+use readygate::kind;
 
 fuzz_target!(|text: &str| {
     match kind::target::Target::parse(text) {

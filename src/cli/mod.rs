@@ -6,6 +6,8 @@ mod args;
 pub mod dashes;
 mod environment;
 pub mod generate;
+mod usage;
 
 pub use args::*;
 pub use environment::name_variables;
+pub use usage::usage_error;

@@ -5,6 +5,7 @@
 mod wait_for;
 mod wait_for_it;
 
+use std::ffi::OsString;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -20,20 +21,39 @@ use crate::process::signal::Terminations;
 /// Longer deadlines (centuries) are no deadline at all; this keeps `Instant` arithmetic sound.
 const LONGEST: Duration = Duration::from_secs(u32::MAX as u64);
 
-/// Runs the tool readygate was invoked as, judged by the file name in argv[0], and returns its
-/// exit status; `None` means readygate was called by its own name (or any other) and parses its
-/// own command line.
-pub fn dispatch() -> Option<u8> {
-    let mut args = std::env::args_os();
-    let argv0 = args.next()?;
-    let name = Path::new(&argv0).file_name()?.to_str()?;
-    match name {
-        "wait-for-it" | "wait-for-it.sh" => Some(wait_for_it::main(name, args.collect())),
-        "wait-for" | "wait-for.sh" => {
-            let argv0 = argv0.to_string_lossy().into_owned();
-            Some(wait_for::main(&argv0, args.collect()))
+/// A tool readygate stands in for, judged by the file name in argv[0], with its arguments.
+pub enum DropIn {
+    /// `wait-for-it` or `wait-for-it.sh`, by the name it was called.
+    WaitForIt(String, Vec<OsString>),
+    /// `wait-for` or `wait-for.sh`, by the whole argv[0] (its usage text shows it).
+    WaitFor(String, Vec<OsString>),
+}
+
+impl DropIn {
+    /// The tool readygate was invoked as; `None` means readygate was called by its own name (or
+    /// any other) and parses its own command line.
+    pub fn of_invocation() -> Option<DropIn> {
+        let mut args = std::env::args_os();
+        let argv0 = args.next()?;
+        let name = Path::new(&argv0).file_name()?.to_str()?;
+        match name {
+            "wait-for-it" | "wait-for-it.sh" => {
+                Some(DropIn::WaitForIt(name.into(), args.collect()))
+            }
+            "wait-for" | "wait-for.sh" => {
+                let argv0 = argv0.to_string_lossy().into_owned();
+                Some(DropIn::WaitFor(argv0, args.collect()))
+            }
+            _ => None,
         }
-        _ => None,
+    }
+
+    /// Runs the tool on its command line and returns its exit status.
+    pub fn run(self) -> u8 {
+        match self {
+            DropIn::WaitForIt(name, args) => wait_for_it::main(&name, args),
+            DropIn::WaitFor(argv0, args) => wait_for::main(&argv0, args),
+        }
     }
 }
 

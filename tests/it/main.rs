@@ -22,6 +22,7 @@ mod kubelet_parity;
 mod lines;
 mod on_exit;
 mod pacing;
+mod parser_properties;
 mod protocols;
 mod real_servers;
 mod security;

@@ -1,7 +1,7 @@
 //! readygate(1), generated from the clap definitions: clap_mangen's top-level sections, one
 //! section per command, then exit statuses and environment. The page is committed as
 //! docs/readygate.1 (clap_mangen is a dev-dependency, so the shipped binary does not carry it);
-//! the test below fails when the two differ, and `UPDATE_MAN=1 cargo test --bin readygate man`
+//! the test below fails when the two differ, and `UPDATE_MAN=1 cargo test --lib man`
 //! writes the page anew.
 
 use std::io::Write;
@@ -132,7 +132,7 @@ fn the_committed_man_page_matches_the_clap_definitions() {
     assert!(
         committed == page,
         "docs/readygate.1 is not what the clap definitions give: run \
-         UPDATE_MAN=1 cargo test --bin readygate man, and commit the page"
+         UPDATE_MAN=1 cargo test --lib man, and commit the page"
     );
 }
 

@@ -7,15 +7,15 @@ use std::time::Duration;
 use clap::{CommandFactory, Parser};
 use proptest::prelude::*;
 
-use crate::cli::{Cli, Command};
-use crate::duration::parse_duration;
-use crate::engine::{Backoff, Schedule};
-use crate::expect::{HeaderMatch, JsonField};
-use crate::header::Header;
-use crate::kind::target::{redact_userinfo, Host, Kind, Target};
-use crate::matcher::Matcher;
-use crate::plan::Plan;
-use crate::status::StatusRanges;
+use readygate::cli::{usage_error, Cli, Command};
+use readygate::duration::parse_duration;
+use readygate::engine::{Backoff, Schedule};
+use readygate::expect::{HeaderMatch, JsonField};
+use readygate::header::Header;
+use readygate::kind::target::{redact_userinfo, Host, Kind, Target};
+use readygate::matcher::Matcher;
+use readygate::plan::Plan;
+use readygate::status::StatusRanges;
 
 /// Panics unless `message` is one non-empty line with no control character that could break
 /// it (it is escaped before printing).
@@ -174,7 +174,7 @@ proptest! {
 
     #[test]
     fn plain_headers_read_back(name in "[A-Za-z][A-Za-z0-9-]{0,15}", value in "[ -~]{0,30}") {
-        prop_assume!(!crate::header::is_secret(&name));
+        prop_assume!(!readygate::header::is_secret(&name));
         let header = Header::parse(&format!("{name}: {value}")).unwrap();
         let again = Header::parse(&header.to_string()).unwrap();
         prop_assert_eq!(again.name, header.name);
@@ -260,7 +260,7 @@ proptest! {
                 use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
                 // Help and version are printed, not errors; everything else is one line.
                 if !matches!(err.kind(), DisplayHelp | DisplayVersion) {
-                    let crate::exit::Exit::Usage(message) = crate::usage_error(err) else {
+                    let readygate::exit::Exit::Usage(message) = usage_error(err) else {
                         panic!("a clap error that is not a usage error");
                     };
                     assert_one_line(&message);
