@@ -22,7 +22,7 @@ mod percent;
 pub mod plan;
 mod process;
 mod redact;
-mod regular_file;
+pub mod regular_file;
 mod report;
 mod run;
 mod secrets;

@@ -1,5 +1,6 @@
-//! Bad input beyond the core cases in `cli.rs`: every malformed target form, option value,
-//! environment value (non-UTF-8 too), empty strings, huge arguments and extreme-but-valid values.
+//! Bad input beyond the core cases in `usage_errors.rs`: every malformed target form, option
+//! value, environment value (non-UTF-8 too), empty strings, huge arguments and
+//! extreme-but-valid values.
 //! Each must end in status 2 with one line naming the fault — never a panic, never status 101 —
 //! and extreme values that are valid must run without a panic.
 

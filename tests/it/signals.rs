@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crate::support::raw::{self, Peer};
 use crate::support::run::OVERRUN;
 use crate::support::running::Ended;
-use crate::support::{closed_addr, readygate, require, wait_until, Running, TempDir};
+use crate::support::{closed_addr, readygate, require, wait_until, Running, TempDir, SECOND};
 
 /// The bound asserted here, from the signal to the run's end: a stop 500 ms late fails. The
 /// issue's goal is 100 ms, which `bench/hostile.sh` measures.
@@ -244,4 +244,19 @@ fn as_pid_1_the_command_receives_the_signals_it_handles() {
     assert_eq!(ended.status.code(), Some(7), "{}", ended.outcome.stderr);
     assert!(ended.outcome.stdout.contains("got TERM"));
     assert!(took < STOP_WITHIN);
+}
+
+#[test]
+fn sigterm_and_sigint_stop_a_wait_with_128_plus_n() {
+    for (signal, code) in [(libc::SIGTERM, 143), (libc::SIGINT, 130)] {
+        let closed = format!("tcp://{}", closed_addr());
+        let mut running = Running::spawn(&mut readygate(["wait", "-t", "30s", &closed]));
+        running.line("waiting up to 30.0s");
+        let sent = Instant::now();
+        running.signal(signal);
+        let ended = running.end();
+        ended.outcome.expect_code(code);
+        let took = ended.at - sent;
+        assert!(took < 2 * SECOND, "took {took:?} to stop");
+    }
 }

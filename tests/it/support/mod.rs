@@ -34,6 +34,15 @@ pub use run::readygate;
 pub use running::Running;
 
 use std::net::{SocketAddr, TcpListener};
+use std::time::Duration;
+
+/// A second, for timing bounds written in whole seconds.
+pub const SECOND: Duration = Duration::from_secs(1);
+
+/// `n` milliseconds, for timing bounds and `--timeout` values written in milliseconds.
+pub fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
 
 /// A loopback port that was free a moment ago, taken below the kernel's ephemeral range: a
 /// port released there could be handed to another test's `bind(:0)` or to a connection's own
