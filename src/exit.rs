@@ -38,13 +38,14 @@ impl Exit {
 
     /// Says the message of a usage error or failure on stderr, and returns the status.
     pub fn report(self) -> u8 {
-        match &self {
-            Exit::Usage(message) => {
-                say!("readygate: {}", crate::cli::name_variables(message));
-            }
-            Exit::Failed(message) => say!("readygate: {message}"),
-            _ => {}
-        }
+        let message = match &self {
+            Exit::Usage(message) => crate::cli::name_variables(message),
+            Exit::Failed(message) => message.clone(),
+            _ => return self.code(),
+        };
+        let mut fields = crate::log::json::Fields::new("error", &message);
+        fields.status = Some(self.code().into());
+        crate::log::say(tracing::Level::ERROR, fields);
         self.code()
     }
 }

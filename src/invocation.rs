@@ -91,7 +91,10 @@ async fn dispatch(cli: Cli, secrets: Arc<Secrets>) -> Exit {
             Ok(plan) => serve::serve(plan).await,
             Err(message) => Exit::Usage(message),
         },
-        Command::Install(args) => process::install::install(&args.dir).await,
+        Command::Install(args) => {
+            crate::log::init(plan::install_log(&cli.log));
+            process::install::install(&args.dir).await
+        }
         Command::Sidecar(command) => {
             let (side, log) = plan::sidecar(command, &cli.log);
             process::sidecar::run(side, log).await

@@ -1,5 +1,9 @@
 //! Logging to stderr, as text or JSON lines, at the level the plan chose.
 
+pub mod json;
+
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
 use tracing::level_filters::LevelFilter;
 use tracing::subscriber::set_global_default;
 use tracing_subscriber::filter::Targets;
@@ -23,9 +27,30 @@ pub enum LogFormat {
     Json,
 }
 
+/// The tracing target of lines only JSON logs carry (`exec`): text logs stay as they were.
+pub const JSON_ONLY: &str = concat!(env!("CARGO_CRATE_NAME"), "::json_only");
+
+/// Logs are JSON lines (`--log-format json`).
+static JSON: AtomicBool = AtomicBool::new(false);
+
+/// Whether logs are JSON lines: readygate's own lines outside `tracing` follow them.
+pub fn json() -> bool {
+    JSON.load(Relaxed)
+}
+
+/// A line readygate writes itself, outside `tracing` (`readygate: installed …`): as
+/// `readygate: MESSAGE` in text, as a JSON line of `fields` at `level` under `--log-format json`.
+pub fn say(level: tracing::Level, fields: json::Fields) {
+    match json() {
+        true => crate::output::stderr(&fields.line(&level)),
+        false => say!("readygate: {}", fields.message),
+    }
+}
+
 /// Installs the global subscriber: tracing-subscriber's formatter, writing to stderr through
 /// [`crate::output`] (never blocking, secrets hidden), never to stdout (reserved for `probe`).
 pub fn init(settings: LogSettings) {
+    json::start();
     let builder = tracing_subscriber::fmt()
         .with_writer(crate::output::LogLine::default)
         .with_max_level(settings.level)
@@ -38,12 +63,14 @@ pub fn init(settings: LogSettings) {
     let filter = filter(settings.level);
     let _ = match settings.format {
         LogFormat::Text => {
+            let filter = filter.with_target(JSON_ONLY, LevelFilter::OFF);
             set_global_default(builder.fmt_fields(one_line_fields()).finish().with(filter))
         }
         // JSON strings escape control characters themselves.
         LogFormat::Json => {
-            crate::output::json_notes();
-            set_global_default(builder.json().finish().with(filter))
+            JSON.store(true, Relaxed);
+            let builder = builder.event_format(json::JsonFormat);
+            set_global_default(builder.finish().with(filter))
         }
     };
 }
@@ -57,19 +84,14 @@ fn filter(level: tracing::Level) -> Targets {
         .with_default(level.min(LevelFilter::WARN))
 }
 
-/// The text format's fields, each with its control characters escaped: the one place every
-/// log line's text passes, so no value (a server's `grpc-message`, a path) can break a line
-/// or forge one.
+/// The text format's fields: the message alone (the other fields are for JSON lines, and the
+/// message says the same), its control characters escaped: the one place every log line's text
+/// passes, so no value (a server's `grpc-message`, a path) can break a line or forge one.
 fn one_line_fields() -> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> {
-    use tracing_subscriber::field::MakeExt;
-    tracing_subscriber::fmt::format::debug_fn(|writer, field, value| {
-        let text = crate::redact::one_line(&format!("{value:?}"));
-        match field.name() {
-            "message" => writer.write_str(&text),
-            name => write!(writer, "{name}={text}"),
-        }
+    tracing_subscriber::fmt::format::debug_fn(|writer, field, value| match field.name() {
+        "message" => writer.write_str(&crate::redact::one_line(&format!("{value:?}"))),
+        _ => Ok(()),
     })
-    .delimited(" ")
 }
 
 #[cfg(test)]
@@ -91,14 +113,26 @@ mod tests {
             .finish();
         tracing::subscriber::with_default(subscriber, || {
             let forged = "x\n2026-01-01T00:00:00Z  INFO forged: ready\r\u{1b}[2K";
-            tracing::info!(reason = forged, "still waiting: {forged}");
+            tracing::info!(
+                event = "waiting",
+                reason = forged,
+                "still waiting: {forged}"
+            );
         });
         let mut text = String::new();
         reader.read_to_string(&mut text).unwrap();
         assert_eq!(text.lines().count(), 1, "{text}");
         assert!(!text.contains('\r') && !text.contains('\u{1b}'), "{text}");
-        assert!(text.contains("still waiting: x\\n2026"), "{text}");
-        assert!(text.contains("reason=\"x\\n2026"), "{text}");
+        assert!(
+            text.ends_with(
+                " still waiting: x\\n2026-01-01T00:00:00Z  INFO forged: ready\\r\\u{1b}[2K\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            !text.contains("reason=") && !text.contains("event="),
+            "{text}"
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@
 use std::io::Write;
 use std::mem::ManuallyDrop;
 use std::os::fd::FromRawFd;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -30,9 +30,6 @@ const PAGE: usize = 4096;
 /// up to a page to a pipe with a free page never blocks), and one each for the page the reader
 /// is halfway through, the unfilled end of the last page and a write that missed filling it.
 const PIPE_RESERVE: usize = 4 * PAGE;
-
-/// Notes are JSON lines under `--log-format json`.
-static JSON_NOTES: AtomicBool = AtomicBool::new(false);
 
 /// Writes `line` (a newline is added) to stderr, secrets hidden.
 pub fn stderr(line: &str) {
@@ -59,11 +56,6 @@ fn hidden(line: &str) -> String {
         Some(secrets) => secrets.hide(line),
         None => crate::redact::secrets(line),
     }
-}
-
-/// Makes readygate's own notes (lines dropped or lost) JSON lines, as the logs are.
-pub fn json_notes() {
-    JSON_NOTES.store(true, Relaxed);
 }
 
 /// Waits, at most briefly, until what was queued is written: before exit or exec. Lines still
@@ -140,16 +132,11 @@ fn pen(pen: &Mutex<Pen>) -> Option<std::sync::MutexGuard<'_, Pen>> {
 /// A note of readygate's own about its output, as a whole line: text, or a JSON line shaped
 /// as the log lines are.
 fn note(text: &str) -> String {
-    if !JSON_NOTES.load(Relaxed) {
+    if !crate::log::json() {
         return format!("readygate: {text}\n");
     }
-    use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
-    let mut timestamp = String::new();
-    let _ = SystemTime.format_time(&mut tracing_subscriber::fmt::format::Writer::new(
-        &mut timestamp,
-    ));
-    let message = serde_json::Value::from(text);
-    format!("{{\"timestamp\":\"{timestamp}\",\"level\":\"WARN\",\"fields\":{{\"message\":{message}}}}}\n")
+    let line = crate::log::json::Fields::new("output", text).line(&tracing::Level::WARN);
+    format!("{line}\n")
 }
 
 /// A `tracing` writer: the formatter writes one event into it, and it is queued when dropped.

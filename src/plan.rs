@@ -404,6 +404,12 @@ fn log_settings(log: &LogArgs, usual: tracing::Level) -> LogSettings {
     }
 }
 
+/// `install`'s logging: its lines follow `--log-format` (`-q` and `-v` change nothing: it says
+/// one line, outside `tracing`).
+pub fn install_log(log: &LogArgs) -> LogSettings {
+    log_settings(log, tracing::Level::INFO)
+}
+
 /// The side of the sidecar handshake to run, from `sidecar native|legacy`, and its logging.
 pub fn sidecar(command: cli::SidecarCommand, log: &LogArgs) -> (Side, LogSettings) {
     let side = match command {

@@ -19,7 +19,7 @@ use crate::secrets::Secrets;
 /// its goal, logged (`wait`) or on stdout (`probe`); returns the message for the termination
 /// log, if the plan has one.
 pub fn not_ready(plan: &Plan, report: &Report<Failure>, elapsed: Duration) -> Option<String> {
-    let lines: Vec<String> = plan
+    let missed: Vec<(String, String, u32)> = plan
         .targets
         .iter()
         .zip(&report.targets)
@@ -33,18 +33,32 @@ pub fn not_ready(plan: &Plan, report: &Report<Failure>, elapsed: Duration) -> Op
                 true => format!(" ({HINT})"),
                 false => String::new(),
             };
-            format!("{target}: {}{hint}", redact::one_line(&reason))
+            let reason = format!("{}{hint}", redact::one_line(&reason));
+            (target.to_string(), reason, outcome.attempts)
         })
+        .collect();
+    let lines: Vec<String> = missed
+        .iter()
+        .map(|(target, reason, _)| format!("{target}: {reason}"))
         .collect();
     let what = if plan.policy.invert {
         "still ready"
     } else {
         "not ready"
     };
-    for line in &lines {
+    let status = crate::exit::Exit::NotReady.code();
+    for (line, (target, reason, attempt)) in lines.iter().zip(&missed) {
         match plan.mode {
             Mode::Probe | Mode::Serve => crate::output::stdout(line),
-            Mode::Wait => tracing::error!("{what} after {}: {line}", humanize(elapsed)),
+            Mode::Wait => tracing::error!(
+                event = "giving_up",
+                target,
+                attempt,
+                status,
+                reason,
+                "{what} after {}: {line}",
+                humanize(elapsed)
+            ),
         }
     }
     plan.termination_log

@@ -36,7 +36,7 @@ pub async fn wait_or_probe(mut plan: Plan) -> Exit {
 
 async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) -> Exit {
     if plan.disabled {
-        tracing::info!("READYGATE_DISABLED is set: not waiting");
+        tracing::info!(event = "disabled", "READYGATE_DISABLED is set: not waiting");
         return ready(plan, signals).await;
     }
     let names: Vec<String> = plan.targets.iter().map(ToString::to_string).collect();
@@ -64,7 +64,7 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
             "to be ready"
         };
         let names = engine::first_few(&names);
-        tracing::info!("waiting {deadline} for {names} {goal}");
+        tracing::info!(event = "waiting", "waiting {deadline} for {names} {goal}");
     }
     let started = tokio::time::Instant::now();
     let report = tokio::select! {
@@ -73,7 +73,8 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
         Some(usage) = &mut looks, if !looked => return usage,
         report = engine::run(checks, &names, &plan.schedules, &plan.policy) => report,
         signal = signals.next() => {
-            tracing::warn!("stopped by signal {signal} before readiness");
+            let status = Exit::Signal(signal).code();
+            tracing::warn!(event = "signal", status, "stopped by signal {signal} before readiness");
             return Exit::Signal(signal);
         }
         usage = touch_folder(plan) => return usage,
@@ -94,15 +95,32 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
             Ok(written) => written.map_err(|e| describe_io(&e)),
             Err(Stop::Failed(failure)) => Err(failure.to_string()),
             Err(Stop::Signal(signal)) => {
-                tracing::warn!("stopped by signal {signal} while writing the --termination-log");
+                let status = Exit::Signal(signal).code();
+                tracing::warn!(
+                    event = "signal",
+                    status,
+                    "stopped by signal {signal} while writing the --termination-log"
+                );
                 return Exit::Signal(signal);
             }
         };
         match written {
             Ok(()) => {}
             // Outside a container the kubelet's file is not there, nor meant to be.
-            Err(reason) if kubelet => tracing::debug!("not writing {shown}: {reason}"),
-            Err(reason) => tracing::warn!("cannot write {shown}: {reason}"),
+            Err(reason) if kubelet => {
+                tracing::debug!(
+                    event = "termination_log",
+                    reason,
+                    "not writing {shown}: {reason}"
+                )
+            }
+            Err(reason) => {
+                tracing::warn!(
+                    event = "termination_log",
+                    reason,
+                    "cannot write {shown}: {reason}"
+                )
+            }
         }
     }
     Exit::NotReady
@@ -199,12 +217,17 @@ async fn ready(plan: &Plan, signals: &mut Terminations) -> Exit {
                 Err(format!("cannot create --touch file {shown}: {failure}"))
             }
             Err(Stop::Signal(signal)) => {
-                tracing::warn!("stopped by signal {signal} while creating the --touch file");
+                let status = Exit::Signal(signal).code();
+                tracing::warn!(
+                    event = "signal",
+                    status,
+                    "stopped by signal {signal} while creating the --touch file"
+                );
                 return Exit::Signal(signal);
             }
         };
         if let Err(reason) = touched {
-            tracing::error!("{reason}");
+            tracing::error!(event = "touch", status = Exit::NotReady.code(), "{reason}");
             return Exit::NotReady;
         }
     }
@@ -212,7 +235,12 @@ async fn ready(plan: &Plan, signals: &mut Terminations) -> Exit {
         return Exit::Ready;
     }
     if let Some(signal) = signals.arrived().await {
-        tracing::warn!("stopped by signal {signal} before running the command");
+        let status = Exit::Signal(signal).code();
+        tracing::warn!(
+            event = "signal",
+            status,
+            "stopped by signal {signal} before running the command"
+        );
         return Exit::Signal(signal);
     }
     match &plan.on_exit {

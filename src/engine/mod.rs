@@ -147,6 +147,8 @@ pub struct TargetReport<F> {
     pub ready: bool,
     /// Why the last attempt that missed the goal missed it, if one did.
     pub last_error: Option<Missed<F>>,
+    /// How many attempts ended.
+    pub attempts: u32,
 }
 
 impl<F: fmt::Display> TargetReport<F> {
@@ -187,6 +189,7 @@ impl<F> Default for Progress<F> {
             report: TargetReport {
                 ready: false,
                 last_error: None,
+                attempts: 0,
             },
             in_flight: None,
             attempt: Attempt::default(),
@@ -246,7 +249,8 @@ pub async fn run<C: Condition>(
     let seed = fastrand::u64(..);
     for (index, condition) in conditions.into_iter().enumerate() {
         if policy.max_attempts != Some(1) {
-            tracing::debug!("{}: {}", names[index], schedules[index]);
+            let (target, schedule) = (&names[index], schedules[index]);
+            tracing::debug!(event = "schedule", target, "{target}: {schedule}");
         }
         let backoff = Backoff::new(schedules[index], seed.wrapping_add(index as u64));
         let (name, policy, progress) =
@@ -275,8 +279,13 @@ pub async fn run<C: Condition>(
                 }
                 if end == End::Met {
                     ready_count += 1;
-                    lock(&shared[index]).report.ready = true;
-                    tracing::info!("{}: {} after {}", names[index],
+                    let attempt = {
+                        let mut progress = lock(&shared[index]);
+                        progress.report.ready = true;
+                        progress.report.attempts
+                    };
+                    let target = &names[index];
+                    tracing::info!(event = "ready", target, attempt, "{target}: {} after {}",
                         if policy.invert { "not ready" } else { "ready" },
                         humanize(start.elapsed()));
                     if policy.any || ready_count == total {
@@ -355,10 +364,21 @@ async fn target_loop<C: Condition>(
         }
         let (failure, never) = bounded(&condition, &attempt, now, end).await;
         attempts += 1;
-        match (&failure, policy.invert) {
-            (Some(reason), _) => tracing::debug!("{name}: attempt {attempts}: {reason}"),
-            (None, false) => tracing::debug!("{name}: attempt {attempts}: ready"),
-            (None, true) => tracing::debug!("{name}: attempt {attempts}: still ready"),
+        lock(progress).report.attempts = attempts;
+        {
+            let said: &dyn fmt::Display = match (&failure, policy.invert) {
+                (Some(reason), _) => reason,
+                (None, false) => &"ready",
+                (None, true) => &"still ready",
+            };
+            let reason = failure.as_ref().map(tracing::field::display);
+            tracing::debug!(
+                event = "attempt",
+                target = name,
+                attempt = attempts,
+                reason,
+                "{name}: attempt {attempts}: {said}"
+            );
         }
         let miss = goal_missed(failure, policy.invert);
         if never {
@@ -399,7 +419,11 @@ async fn target_loop<C: Condition>(
             match attempt.not_before().map(|asked| asked.min(cap)) {
                 Some(asked) if asked > delay => {
                     let asked_text = humanize(asked);
-                    tracing::debug!("{name}: next attempt in {asked_text}, as the target asked");
+                    tracing::debug!(
+                        event = "retry_after",
+                        target = name,
+                        "{name}: next attempt in {asked_text}, as the target asked"
+                    );
                     let now = Instant::now();
                     let at = now.checked_add(asked).unwrap_or_else(|| far_future(now));
                     lock(progress).not_before = Some(at);
@@ -491,7 +515,11 @@ fn log_progress<F: fmt::Display>(shared: &[Shared<F>], names: &[String], start: 
         });
     }
     let elapsed = humanize(start.elapsed());
-    tracing::info!("still waiting after {elapsed}: {}", first_few(&waiting));
+    tracing::info!(
+        event = "waiting",
+        "still waiting after {elapsed}: {}",
+        first_few(&waiting)
+    );
 }
 
 /// Most items a summary line names; the rest are counted.

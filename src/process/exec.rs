@@ -7,6 +7,7 @@ use std::os::unix::process::CommandExt;
 use std::process::Command;
 
 use crate::exit::Exit;
+use crate::log::json::Fields;
 
 /// Replaces this process with `command`; returns only when that fails (126 or 127).
 pub fn exec(command: &[OsString]) -> Exit {
@@ -14,6 +15,8 @@ pub fn exec(command: &[OsString]) -> Exit {
     let mut command = Command::new(program);
     command.args(args);
     crate::process::signal::restore_for(&mut command);
+    let shown = crate::redact::quoted(&program.to_string_lossy());
+    tracing::info!(target: crate::log::JSON_ONLY, event = "exec", "running {shown}");
     // Lines still queued would be lost with this process image.
     crate::output::flush();
     let err = command.exec();
@@ -38,7 +41,9 @@ pub fn cannot_run(program: &OsStr, err: &io::Error) -> Exit {
         },
         _ => (crate::error::describe_io(err), Exit::CannotExecute),
     };
-    say!("readygate: cannot run {shown}: {why}");
+    let mut fields = Fields::new("exec", &format!("cannot run {shown}: {why}"));
+    (fields.status, fields.reason) = (Some(exit.code().into()), Some(why));
+    crate::log::say(tracing::Level::ERROR, fields);
     exit
 }
 

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::error::describe_io;
 use crate::exit::Exit;
+use crate::log::json::Fields;
 use crate::process::atomic::{self, Step};
 use crate::process::off_thread::{self, Stop, UNBOUNDED_WITHIN};
 use crate::process::signal::Terminations;
@@ -25,8 +26,11 @@ pub async fn install(dir: &Path) -> Exit {
         Ok(exit) => exit,
         Err(Stop::Failed(failure)) => Exit::Failed(format!("install: {}: {failure}", shown(dir))),
         Err(Stop::Signal(signal)) => {
-            say!("readygate: install: stopped by signal {signal}");
-            Exit::Signal(signal)
+            let exit = Exit::Signal(signal);
+            let mut fields = Fields::new("signal", &format!("install: stopped by signal {signal}"));
+            fields.status = Some(exit.code().into());
+            crate::log::say(tracing::Level::WARN, fields);
+            exit
         }
     }
 }
@@ -62,7 +66,8 @@ fn copy(dir: &Path) -> Exit {
     let dest = dir.join("readygate");
     match atomic::replace(&dest, 0o755, |temp| io::copy(&mut source, temp)) {
         Ok(bytes) => {
-            say!("readygate: installed {} ({bytes} bytes)", shown(&dest));
+            let message = format!("installed {} ({bytes} bytes)", shown(&dest));
+            crate::log::say(tracing::Level::INFO, Fields::new("install", &message));
             Exit::Ready
         }
         Err(failure) => {

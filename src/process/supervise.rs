@@ -30,14 +30,24 @@ pub async fn supervise(command: &[OsString], url: &HttpTarget, signals: &mut Ter
         Err(err) => return crate::process::exec::cannot_run(program, &err),
     };
     tracing::info!(
+        event = "command",
         "running {} as pid {pid}; POST {} when it exits",
         crate::redact::quoted(&program.to_string_lossy()),
         shown(url)
     );
     let exit = wait(pid, signals, &mut exits).await;
     match &exit {
-        Exit::Signal(n) => tracing::info!("the command was killed by signal {n}"),
-        other => tracing::info!("the command exited with status {}", other.code()),
+        Exit::Signal(n) => tracing::info!(
+            event = "command",
+            status = exit.code(),
+            "the command was killed by signal {n}"
+        ),
+        other => tracing::info!(
+            event = "command",
+            status = other.code(),
+            "the command exited with status {}",
+            other.code()
+        ),
     }
     exit
 }
@@ -56,7 +66,10 @@ async fn wait(pid: libc::pid_t, signals: &mut Terminations, exits: &mut Terminat
             () = sleep(REAP_POLL) => None,
         };
         if let Some(number) = forward {
-            tracing::info!("forwarding signal {number} to the command");
+            tracing::info!(
+                event = "signal",
+                "forwarding signal {number} to the command"
+            );
             // SAFETY: kill(2) on the pid we spawned and have not reaped yet, so it cannot
             // have been recycled for another process.
             unsafe { libc::kill(pid, number) };
@@ -102,11 +115,24 @@ pub async fn notify(url: &HttpTarget, attempt_timeout: Duration, options: &Optio
     let shown = shown(url);
     match timeout(attempt_timeout, http::send(url, &context)).await {
         Ok(Ok(status)) if status.is_success() => {
-            tracing::info!("POST {shown}: status {}", status.as_u16());
+            tracing::info!(
+                event = "on_exit",
+                "POST {shown}: status {}",
+                status.as_u16()
+            );
         }
-        Ok(Ok(status)) => tracing::warn!("POST {shown}: status {}", status.as_u16()),
-        Ok(Err(reason)) => tracing::warn!("POST {shown} failed: {reason}"),
+        Ok(Ok(status)) => {
+            tracing::warn!(
+                event = "on_exit",
+                "POST {shown}: status {}",
+                status.as_u16()
+            )
+        }
+        Ok(Err(reason)) => {
+            tracing::warn!(event = "on_exit", reason = %reason, "POST {shown} failed: {reason}")
+        }
         Err(_) => tracing::warn!(
+            event = "on_exit",
             "POST {shown} failed: no answer within {}",
             crate::engine::humanize(attempt_timeout)
         ),

@@ -68,7 +68,12 @@ impl App {
 
 /// Answers one request.
 pub async fn answer(app: &App, request: Request<Incoming>) -> Response<Body> {
-    tracing::debug!("{} {}", request.method(), request.uri().path());
+    tracing::debug!(
+        event = "request",
+        "{} {}",
+        request.method(),
+        request.uri().path()
+    );
     if is_grpc(&request) {
         return super::grpc::answer(app, request).await;
     }

@@ -131,8 +131,16 @@ impl Targets {
             let before = state.last.as_ref().map(|(_, last)| last.is_ok());
             match (&outcome, before) {
                 (Ok(()), Some(true)) | (Err(_), Some(false)) => {}
-                (Ok(()), _) => tracing::info!("{}: ready", cell.name),
-                (Err(reason), _) => tracing::info!("{}: not ready: {reason}", cell.name),
+                (Ok(()), _) => {
+                    tracing::info!(event = "ready", target = cell.name, "{}: ready", cell.name)
+                }
+                (Err(reason), _) => tracing::info!(
+                    event = "not_ready",
+                    target = cell.name,
+                    reason,
+                    "{}: not ready: {reason}",
+                    cell.name
+                ),
             }
             state.last = Some((started, outcome.clone()));
             state.flight = None;

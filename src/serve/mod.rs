@@ -75,10 +75,19 @@ pub async fn serve(mut serve: ServePlan) -> Exit {
     let checks = serve.plan.targets.iter();
     let checks = checks.map(|target| Check::new(target.clone(), context.clone()));
     let (fresh_for, invert) = (serve.fresh_for, policy.invert);
-    tracing::info!("serving on {local}: /ready for {}", names.join(", "));
+    tracing::info!(
+        event = "serve",
+        "serving on {local}: /ready for {}",
+        names.join(", ")
+    );
     for group in &serve.groups {
         let members: Vec<&str> = group.members.iter().map(|&i| names[i].as_str()).collect();
-        tracing::info!("serving /ready/{} for {}", group.name, members.join(", "));
+        tracing::info!(
+            event = "serve",
+            "serving /ready/{} for {}",
+            group.name,
+            members.join(", ")
+        );
     }
     let targets = Targets::new(checks.collect(), names, fresh_for, bound, invert);
     let all = (0..targets.len()).collect();
@@ -94,7 +103,7 @@ pub async fn serve(mut serve: ServePlan) -> Exit {
         // Cancellation: both arms are cancel-safe; a connection not yet taken stays queued.
         let accepted = tokio::select! {
             signal = signals.next() => {
-                tracing::info!("stopped by signal {signal}");
+                tracing::info!(event = "signal", status = Exit::Ready.code(), "stopped by signal {signal}");
                 return Exit::Ready;
             }
             accepted = listener.accept() => accepted,

@@ -86,7 +86,7 @@ fn under_json_logs_the_last_note_is_a_json_line_too() {
         .collect();
     let messages: Vec<&str> = lines
         .iter()
-        .map(|line| line["fields"]["message"].as_str().unwrap())
+        .map(|line| line["message"].as_str().unwrap())
         .collect();
     let failed = messages
         .iter()
@@ -97,6 +97,7 @@ fn under_json_logs_the_last_note_is_a_json_line_too() {
     assert_eq!(failed + lost, n, "{failed} written, {lost} said lost");
     assert!(lost > 0, "{failed} written");
     assert_eq!(lines.last().unwrap()["level"], "WARN");
+    assert_eq!(lines.last().unwrap()["event"], "output");
 }
 
 #[test]

@@ -19,6 +19,7 @@ mod hostile;
 mod http_requests;
 mod hung_mount;
 mod install;
+mod json_logs;
 mod k8s;
 mod k8s_bounds;
 mod k8s_watch;

@@ -37,7 +37,11 @@ pub async fn run(args: Legacy, mut signals: Terminations) -> Result<Exit, Exit> 
         None => POLL_WITHOUT_EVENTS,
     };
     let (grace, deadline) = (humanize(args.grace), Instant::now() + args.grace);
-    tracing::info!("waiting up to {grace} for {} to say native", path.display());
+    tracing::info!(
+        event = "sidecar",
+        "waiting up to {grace} for {} to say native",
+        path.display()
+    );
     let mut expired = false;
     loop {
         let (owned, aim) = (path.clone(), aim.clone());
@@ -72,6 +76,7 @@ pub async fn run(args: Legacy, mut signals: Terminations) -> Result<Exit, Exit> 
         }
     }
     tracing::info!(
+        event = "sidecar",
         "{} did not say native within {grace}: built-in sidecars do not run here; running the \
          sidecar in this container",
         path.display()
@@ -81,16 +86,24 @@ pub async fn run(args: Legacy, mut signals: Terminations) -> Result<Exit, Exit> 
 
 /// A terminating signal ended the wait.
 fn stopped(signal: i32) -> Exit {
-    tracing::warn!("stopped by signal {signal} while waiting for the native sidecar");
+    let status = Exit::Signal(signal).code();
+    tracing::warn!(
+        event = "signal",
+        status,
+        "stopped by signal {signal} while waiting for the native sidecar"
+    );
     Exit::Signal(signal)
 }
 
 /// The native copy runs the sidecar: this container has nothing left to do.
 async fn stand_down(on_native: OnNative, signals: Terminations) -> Exit {
     if on_native == OnNative::Exit {
-        tracing::info!("the native sidecar runs: exiting");
+        tracing::info!(event = "sidecar", "the native sidecar runs: exiting");
         return Exit::Ready;
     }
-    tracing::info!("the native sidecar runs: standing by until terminated");
+    tracing::info!(
+        event = "sidecar",
+        "the native sidecar runs: standing by until terminated"
+    );
     super::sleep_until_terminated(signals).await
 }

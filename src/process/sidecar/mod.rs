@@ -65,6 +65,10 @@ pub async fn run(side: Side, log: LogSettings) -> Exit {
 /// does not restart it) but has nothing to run.
 async fn sleep_until_terminated(mut signals: Terminations) -> Exit {
     let signal = signals.next().await;
-    tracing::info!("signal {signal}: exiting");
+    tracing::info!(
+        event = "signal",
+        status = Exit::Ready.code(),
+        "signal {signal}: exiting"
+    );
     Exit::Ready
 }

@@ -21,6 +21,7 @@ pub async fn run(args: Native, mut signals: Terminations) -> Result<Exit, Exit> 
         let job = move || state::write(&owned, State::FirstRun);
         off_thread(path, &mut signals, job).await?;
         tracing::info!(
+            event = "sidecar",
             "first run: wrote first-run to {}; exiting so that a kubelet with built-in sidecars \
              restarts this container",
             path.display()
@@ -33,6 +34,7 @@ pub async fn run(args: Native, mut signals: Terminations) -> Result<Exit, Exit> 
     })
     .await?;
     tracing::info!(
+        event = "sidecar",
         "restarted (state was {}): built-in sidecars work; wrote native to {}",
         previous.as_str(),
         path.display()
@@ -58,7 +60,12 @@ async fn off_thread<T: Send + 'static>(
             path.display()
         ))),
         Err(Stop::Signal(signal)) => {
-            tracing::warn!("stopped by signal {signal} at the state file");
+            let status = Exit::Signal(signal).code();
+            tracing::warn!(
+                event = "signal",
+                status,
+                "stopped by signal {signal} at the state file"
+            );
             Err(Exit::Signal(signal))
         }
     }
