@@ -8,11 +8,17 @@ use std::time::Duration;
 
 use crate::cli::{self, CommonArgs, LogArgs, PacingArgs, ProbeArgs, WaitArgs};
 use crate::engine::{Policy, Schedule};
+use crate::exit::Exit;
+use crate::kind::offload::FS_SILENT;
 use crate::kind::target::{self, HttpTarget, Kind, Target};
 use crate::kind::{Options, Redirects};
 use crate::log::LogSettings;
+use crate::process::off_thread::{self, Stop, UNBOUNDED_WITHIN};
 use crate::process::sidecar::{Legacy, Native, Side};
+use crate::process::signal::Terminations;
+use crate::redact::quoted;
 use crate::secrets::Secrets;
+use tokio::time::Instant;
 
 /// `wait`'s default deadline.
 pub const WAIT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -61,6 +67,72 @@ fn termination_log(mode: Mode, given: Option<OsString>) -> Option<TerminationLog
     }
 }
 
+/// The files the options name: read once, before any attempt, each off the runtime's thread
+/// (a path may be on a mount that does not answer) by [`read_files`].
+#[derive(Debug, Default)]
+pub struct Files {
+    /// `--cacert`.
+    pub cacert: Option<PathBuf>,
+    /// `--cert`.
+    pub cert: Option<PathBuf>,
+    /// `--key`.
+    pub key: Option<PathBuf>,
+    /// When a `k8s://` target needs the pod's credentials: `--k8s-serviceaccount-dir`, and
+    /// the attempts' bound.
+    pub service_account: Option<(Option<PathBuf>, Duration)>,
+}
+
+/// Reads the plan's [`Files`] into its options, within the deadline (else
+/// [`UNBOUNDED_WITHIN`]) and until a terminating signal. A fault in a file is a usage error;
+/// a file system that does not answer ends the run with a line naming the file.
+pub async fn read_files(plan: &mut Plan, signals: &mut Terminations) -> Result<(), Exit> {
+    let files = std::mem::take(&mut plan.files);
+    let within = plan.policy.deadline.unwrap_or(UNBOUNDED_WITHIN);
+    let end = (Instant::now() + within, within);
+    if let Some(path) = files.cacert {
+        let what = format!("--cacert {}", quoted(&path.display().to_string()));
+        let job = move || crate::net::tls::read_cacert(&path);
+        plan.options.cacert = read(end, signals, what, job).await?;
+    }
+    if let Some(shown) = files.cert.as_ref().or(files.key.as_ref()) {
+        let what = format!("--cert/--key {}", quoted(&shown.display().to_string()));
+        let (cert, key) = (files.cert, files.key);
+        let job = move || crate::net::tls::read_identity(cert.as_deref(), key.as_deref());
+        plan.options.client_cert = read(end, signals, what, job).await?;
+    }
+    if let Some((dir, bound)) = files.service_account {
+        let what = "the service account folder".to_string();
+        let secrets = plan.secrets.clone();
+        let job = move || crate::kind::k8s::Cluster::find(dir.as_deref(), secrets, bound);
+        plan.options.k8s = Some(read(end, signals, what, job).await?);
+    }
+    Ok(())
+}
+
+/// Runs `job`, which reads `what`, off the runtime's thread until `end` (an instant, and the
+/// whole span that ends there) or a signal.
+async fn read<T: Send + 'static>(
+    (end, span): (Instant, Duration),
+    signals: &mut Terminations,
+    what: String,
+    job: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, Exit> {
+    let within = end.saturating_duration_since(Instant::now());
+    match off_thread::run(within, signals, job).await {
+        Ok(read) => read.map_err(Exit::Usage),
+        // Said with the whole span: what ended the wait is the deadline.
+        Err(Stop::Failed(_)) if Instant::now() >= end => Err(Exit::Failed(format!(
+            "cannot read {what}: {FS_SILENT} within {}",
+            crate::engine::humanize(span)
+        ))),
+        Err(Stop::Failed(failure)) => Err(Exit::Failed(format!("cannot read {what}: {failure}"))),
+        Err(Stop::Signal(signal)) => {
+            tracing::warn!("stopped by signal {signal} while reading {what}");
+            Err(Exit::Signal(signal))
+        }
+    }
+}
+
 /// Which command the plan is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -86,6 +158,8 @@ pub struct Plan {
     pub touch: Option<PathBuf>,
     /// Where to write the failure reason when not ready.
     pub termination_log: Option<TerminationLog>,
+    /// The files the options name, read into `options` by [`read_files`] before any attempt.
+    pub files: Files,
     /// `-- COMMAND`: exec'd once ready.
     pub command: Vec<OsString>,
     /// `--on-exit URL`: run COMMAND as a child and POST here when it exits.
@@ -213,13 +287,15 @@ impl Plan {
         // outside a pod that is a usage error. Disabled, nothing is checked: no cluster to find
         // (the same manifest runs anywhere).
         let k8s = !disabled && targets.iter().any(|t| matches!(t.kind, Kind::K8s(_)));
-        let k8s = k8s
-            .then(|| {
-                let dir = args.k8s_serviceaccount_dir.as_deref();
+        let files = Files {
+            cacert: args.cacert,
+            cert: args.cert,
+            key: args.key,
+            service_account: k8s.then(|| {
                 let bound = args.attempt_timeout.unwrap_or(ATTEMPT_TIMEOUT);
-                crate::kind::k8s::Cluster::find(dir, secrets.clone(), bound)
-            })
-            .transpose()?;
+                (args.k8s_serviceaccount_dir, bound)
+            }),
+        };
         let usual = match mode {
             Mode::Wait | Mode::Serve => tracing::Level::INFO,
             Mode::Probe => tracing::Level::WARN,
@@ -238,28 +314,17 @@ impl Plan {
                 method: args.method,
                 unix_socket: args.unix_socket,
                 insecure: args.insecure,
-                // Read and checked once here: a missing or broken file is a usage error before
-                // any I/O rather than a failure of every attempt.
-                cacert: args
-                    .cacert
-                    .as_deref()
-                    .map(crate::net::tls::read_cacert)
-                    .transpose()?
-                    .unwrap_or_default(),
-                client_cert: crate::net::tls::read_identity(
-                    args.cert.as_deref(),
-                    args.key.as_deref(),
-                )?,
                 tls_server_name: args
                     .tls_server_name
                     .as_deref()
                     .map(crate::net::tls::parse_server_name)
                     .transpose()?,
-                k8s,
                 redirects: Redirects::SameHost,
+                ..Options::default()
             },
             touch: args.touch,
             termination_log: termination_log(mode, args.termination_log),
+            files,
             command: Vec::new(),
             on_exit: None,
             log: log_settings(log, usual),

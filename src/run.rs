@@ -25,8 +25,12 @@ pub async fn wait_or_probe(mut plan: Plan) -> Exit {
         Some(_) => Terminations::forwarded(),
         None => Terminations::listen(),
     };
+    let read = crate::plan::read_files(&mut plan, &mut signals).await;
     let context = Context::new(std::mem::take(&mut plan.options));
-    let exit = run(&plan, &context, &mut signals).await;
+    let exit = match read {
+        Ok(()) => run(&plan, &context, &mut signals).await,
+        Err(exit) => exit,
+    };
     if let Some(url) = &plan.on_exit {
         let timeout = plan.policy.attempt_timeout;
         crate::process::supervise::notify(url, timeout, &context.options).await;
@@ -242,6 +246,23 @@ async fn ready(plan: &Plan, signals: &mut Terminations) -> Exit {
             "stopped by signal {signal} before running the command"
         );
         return Exit::Signal(signal);
+    }
+    // exec looks COMMAND up on the runtime's thread: the look-up runs first off it, so that a
+    // dead mount on its path (or in PATH) is found within one attempt's time, and the exec's
+    // own look-up finds the answer cached.
+    let program = plan.command[0].clone();
+    let shown = crate::redact::quoted(&program.to_string_lossy());
+    let look_up = move || crate::process::exec::find_program(&program).map(std::fs::metadata);
+    match off_thread(plan, signals, look_up).await {
+        Ok(_) => {}
+        Err(Stop::Failed(failure)) => {
+            say!("readygate: cannot run {shown}: {failure}");
+            return Exit::CannotExecute;
+        }
+        Err(Stop::Signal(signal)) => {
+            tracing::warn!("stopped by signal {signal} while looking up the command");
+            return Exit::Signal(signal);
+        }
     }
     match &plan.on_exit {
         Some(url) => crate::process::supervise::supervise(&plan.command, url, signals).await,

@@ -21,6 +21,7 @@ use rustls::{Error as TlsError, SignatureScheme};
 use tokio_rustls::TlsConnector;
 
 use crate::error::{describe_io, Failure};
+use crate::kind::offload::Lane;
 use crate::kind::target::Host;
 use crate::net::transport::BoxedIo;
 use crate::redact::quoted;
@@ -71,6 +72,11 @@ pub struct Clients {
     config: ClientConfig,
     /// `--tls-server-name`: the name to use instead of the URL's host.
     server_name: Option<ServerName<'static>>,
+    /// The system bundle's bytes, which the verifier reads: read before the first handshake,
+    /// off the runtime's thread (`SSL_CERT_FILE` may be on a mount that does not answer).
+    bundle: Arc<OnceLock<Option<Vec<u8>>>>,
+    /// Where the bundle is read: one read at a time, however many targets wait for it.
+    lane: Lane,
 }
 
 impl Clients {
@@ -85,11 +91,13 @@ impl Clients {
         if insecure {
             tracing::warn!("--insecure: TLS certificates are not verified");
         }
+        let bundle = Arc::new(OnceLock::new());
         let verifier = Verifier {
             insecure,
             quick: verifier(quick_roots(cacert))?,
             all: OnceLock::new(),
             cacert: cacert.to_vec(),
+            bundle: bundle.clone(),
         };
         let config = ClientConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
@@ -97,12 +105,34 @@ impl Clients {
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(verifier))
             .with_client_cert_resolver(Arc::new(client_cert::Offer(client_cert.cloned())));
+        // Without verification no bundle is needed.
+        if insecure {
+            let _ = bundle.set(None);
+        }
         Ok(Clients {
             config,
             server_name,
+            bundle,
+            lane: Lane::default(),
         })
     }
+
+    /// Reads the system bundle on the lane, unless it was: the attempt's timeout and the
+    /// run's signals bound the wait, and a later attempt waits for the same read.
+    async fn read_bundle(&self) -> Result<(), Failure> {
+        if self.bundle.get().is_some() {
+            return Ok(());
+        }
+        crate::engine::waiting_for(BUNDLE_NOT_READ);
+        let bundle = self.lane.run(read_system_bundle).await?;
+        let _ = self.bundle.set(bundle);
+        crate::engine::waiting_for(crate::engine::TLS_HANDSHAKE);
+        Ok(())
+    }
 }
+
+/// What an attempt waits for while the system bundle is read.
+const BUNDLE_NOT_READ: &str = "CA bundle (SSL_CERT_FILE, or the system's) not read";
 
 /// The cryptography: rustls's `ring` provider.
 fn provider() -> Arc<CryptoProvider> {
@@ -123,21 +153,26 @@ fn quick_roots(cacert: &[Certificate]) -> RootCertStore {
     roots
 }
 
-/// The quick roots and the system bundle's; `None` when there is no usable bundle.
-fn all_roots(cacert: &[Certificate]) -> Option<RootCertStore> {
+/// The system bundle (`SSL_CERT_FILE`, else the first of [`SYSTEM_BUNDLES`] there), if there
+/// is a usable one; blocking.
+fn read_system_bundle() -> Option<Vec<u8>> {
     let bundle = std::env::var_os("SSL_CERT_FILE")
         .map(PathBuf::from)
         .or_else(|| {
             let mut paths = SYSTEM_BUNDLES.iter().map(PathBuf::from);
             paths.find(|path| path.is_file())
         })?;
-    let text = read_pem(&bundle, "CA bundle")
+    read_pem(&bundle, "CA bundle")
         .map_err(|fault| tracing::warn!("{fault}; not used"))
-        .ok()?;
+        .ok()
+}
+
+/// The quick roots and those of the system bundle's `text`.
+fn all_roots(cacert: &[Certificate], text: &[u8]) -> RootCertStore {
     // A certificate the system bundle holds but webpki cannot use is skipped, as curl does.
     let mut roots = quick_roots(cacert);
-    roots.add_parsable_certificates(CertificateDer::pem_slice_iter(&text).flatten());
-    Some(roots)
+    roots.add_parsable_certificates(CertificateDer::pem_slice_iter(text).flatten());
+    roots
 }
 
 /// webpki's verifier over `roots`.
@@ -225,6 +260,7 @@ pub async fn connect(
     let mut config = clients.config.clone();
     config.alpn_protocols = alpn.protocols();
     let name = clients.server_name.clone();
+    clients.read_bundle().await?;
     handshake(stream, host, name, Arc::new(config), &advice).await
 }
 
@@ -298,6 +334,8 @@ struct Verifier {
     /// Those and the system bundle's, made on first need; `None` without a bundle.
     all: OnceLock<Option<Arc<WebPkiServerVerifier>>>,
     cacert: Vec<Certificate>,
+    /// The system bundle's bytes, read before the handshake by [`Clients::read_bundle`].
+    bundle: Arc<OnceLock<Option<Vec<u8>>>>,
 }
 
 impl ServerCertVerifier for Verifier {
@@ -318,9 +356,10 @@ impl ServerCertVerifier for Verifier {
         let unknown = TlsError::InvalidCertificate(CertificateError::UnknownIssuer);
         let verdict = match verify(&self.quick) {
             Err(err) if err == unknown => {
-                let all = self
-                    .all
-                    .get_or_init(|| verifier(all_roots(&self.cacert)?).ok());
+                let all = self.all.get_or_init(|| {
+                    let text = self.bundle.get()?.as_deref()?;
+                    verifier(all_roots(&self.cacert, text)).ok()
+                });
                 all.as_deref().map_or(Err(err), verify)
             }
             verdict => verdict,

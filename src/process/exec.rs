@@ -64,7 +64,7 @@ fn missing_interpreter(program: &OsStr) -> Option<String> {
 
 /// Where exec found `program`: itself when it holds a `/`, else the first regular file of that
 /// name in `PATH`.
-fn find_program(program: &OsStr) -> Option<std::path::PathBuf> {
+pub fn find_program(program: &OsStr) -> Option<std::path::PathBuf> {
     use std::os::unix::ffi::OsStrExt;
     if program.as_bytes().contains(&b'/') {
         return Some(program.into());

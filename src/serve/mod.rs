@@ -57,6 +57,9 @@ pub async fn serve(mut serve: ServePlan) -> Exit {
     crate::log::init(serve.plan.log);
     crate::process::fdlimit::make_room(serve.plan.targets.len() + MAX_CONNECTIONS);
     let mut signals = Terminations::listen();
+    if let Err(exit) = crate::plan::read_files(&mut serve.plan, &mut signals).await {
+        return exit;
+    }
     let listener = match listen(serve.listen) {
         Ok(listener) => listener,
         Err(e) => {

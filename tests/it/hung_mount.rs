@@ -1,12 +1,15 @@
 //! A path on a mount that never answers (a dead NFS server) stops neither the deadline nor a
 //! signal: every file-system call on a path the user named (the target, its folders, `--touch`,
-//! `--termination-log`) runs off readygate's runtime thread. The kernel keeps a process whose
+//! `--termination-log`, `--cacert`, `--cert`/`--key`, the service account folder,
+//! `SSL_CERT_FILE`, COMMAND and PATH) runs off readygate's runtime thread. The kernel keeps a process whose
 //! thread is stuck on such a mount from exiting until the mount answers or goes, so each run
 //! here is judged by its lines, then the mount is released and its exit status read.
 
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
+use crate::support::certs::Certs;
+use crate::support::http::{Answer, HttpServer};
 use crate::support::hung_mount::HungMount;
 use crate::support::{closed_addr, readygate, wait_until, Running};
 
@@ -245,6 +248,187 @@ fn sidecar_native_with_its_state_on_a_hung_mount_answers_sigterm_at_once() {
     let sent = Instant::now();
     running.signal(libc::SIGTERM);
     let said = running.line("stopped by signal 15 at the state file");
+    assert_within(sent, said, MARGIN, "the signal's line");
+    assert_eq!(released(mount, running), Some(143));
+}
+
+/// A file an option names, under the hung mount: the option, and the words around it.
+struct OptionFile {
+    /// What the line says it was reading (`--cacert "…"`).
+    what: String,
+    /// The command line's words after the command, target included.
+    words: Vec<String>,
+    /// Environment the run needs.
+    env: Vec<(&'static str, String)>,
+}
+
+/// Each file an option names and readygate reads before any attempt, under `mount`.
+fn option_files(mount: &HungMount) -> Vec<OptionFile> {
+    let file = mount.arg("file.pem");
+    let quoted = format!("\"{file}\"");
+    let https = "https://127.0.0.1:1/".to_string();
+    vec![
+        OptionFile {
+            what: format!("--cacert {quoted}"),
+            words: vec!["--cacert".into(), file.clone(), https.clone()],
+            env: vec![],
+        },
+        OptionFile {
+            what: format!("--cert/--key {quoted}"),
+            words: vec!["--cert".into(), file.clone(), https.clone()],
+            env: vec![],
+        },
+        OptionFile {
+            what: "the service account folder".into(),
+            words: vec![
+                "--k8s-serviceaccount-dir".into(),
+                mount.arg("serviceaccount"),
+                "k8s://pod/web".into(),
+            ],
+            env: vec![
+                ("KUBERNETES_SERVICE_HOST", "127.0.0.1".into()),
+                ("KUBERNETES_SERVICE_PORT", "1".into()),
+            ],
+        },
+    ]
+}
+
+#[test]
+fn files_options_name_under_a_hung_mount_end_the_run_by_its_deadline() {
+    for (command, deadline, shown) in [("wait", "2s", "2.0s"), ("probe", "1s", "1.0s")] {
+        for index in 0..3 {
+            let Some(mount) = HungMount::new() else {
+                return;
+            };
+            let file = option_files(&mount).swap_remove(index);
+            let argv = [command, "-t", deadline].into_iter().map(String::from);
+            let mut run = readygate(argv.chain(file.words.iter().cloned()));
+            let mut running = Running::spawn(run.envs(file.env.iter().cloned()));
+            let said = running.line(&format!("cannot read {}: {SILENT} {shown}", file.what));
+            let limit = humantime::parse_duration(deadline).unwrap() + MARGIN;
+            assert_within(running.started(), said, limit, &file.what);
+            assert_eq!(released(mount, running), Some(1), "{command} {}", file.what);
+        }
+    }
+}
+
+#[test]
+fn sigterm_while_reading_files_options_name_is_answered_at_once() {
+    for index in 0..3 {
+        let Some(mount) = HungMount::new() else {
+            return;
+        };
+        let file = option_files(&mount).swap_remove(index);
+        let argv = ["wait", "-t", "60s"].into_iter().map(String::from);
+        let mut run = readygate(argv.chain(file.words.iter().cloned()));
+        let mut running = Running::spawn(run.envs(file.env.iter().cloned()));
+        wait_until("readygate listens for SIGTERM", || {
+            running.catches(libc::SIGTERM)
+        });
+        std::thread::sleep(MARGIN);
+        let sent = Instant::now();
+        running.signal(libc::SIGTERM);
+        let said = running.line(&format!("stopped by signal 15 while reading {}", file.what));
+        assert_within(sent, said, MARGIN, "the signal's line");
+        assert_eq!(released(mount, running), Some(143), "{}", file.what);
+    }
+}
+
+#[test]
+fn a_ca_bundle_under_a_hung_mount_bounds_tls_attempts_and_answers_sigterm() {
+    let certs = Certs::localhost();
+    let server = HttpServer::start_tls_and_plain(&certs, |_, _| Answer::status(200));
+    let url = format!("https://localhost:{}/", server.addr.port());
+    let bundle = "CA bundle (SSL_CERT_FILE, or the system's) not read within";
+    let Some(mount) = HungMount::new() else {
+        return;
+    };
+    let mut run = readygate(["wait", "-t", "2s", &url]);
+    let mut running = Running::spawn(run.env("SSL_CERT_FILE", mount.join("bundle.pem")));
+    let began = running.line("waiting up to 2.0s");
+    let ended = running.line(&format!("{url}: {bundle}"));
+    assert!(running.said("not ready after"), "{url}");
+    assert_within(began, ended, 2 * SECOND + MARGIN, "the not-ready line");
+    assert_eq!(released(mount, running), Some(1));
+
+    let Some(mount) = HungMount::new() else {
+        return;
+    };
+    let mut run = readygate(["probe", &url]);
+    let mut running = Running::spawn(run.env("SSL_CERT_FILE", mount.join("bundle.pem")));
+    let said = running.stdout_within(&format!("{url}: {bundle}"), 30 * SECOND);
+    assert_within(running.started(), said, SECOND + MARGIN, "probe's line");
+    assert_eq!(released(mount, running), Some(1));
+
+    let Some(mount) = HungMount::new() else {
+        return;
+    };
+    let mut run = readygate(["wait", "-v", "-t", "60s", &url]);
+    let mut running = Running::spawn(run.env("SSL_CERT_FILE", mount.join("bundle.pem")));
+    running.line(&format!("{url}: attempt 2: {bundle}"));
+    let sent = Instant::now();
+    running.signal(libc::SIGTERM);
+    let said = running.line("stopped by signal 15 before readiness");
+    assert_within(sent, said, MARGIN, "the signal's line");
+    assert_eq!(released(mount, running), Some(143));
+    assert_eq!(
+        server.hits(),
+        0,
+        "no request without a verified certificate"
+    );
+}
+
+#[test]
+fn a_command_under_a_hung_mount_fails_after_one_attempts_time() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let healthy = listener.local_addr().unwrap().to_string();
+    // COMMAND itself on the mount, then a PATH whose first folder is there.
+    for on_path in [false, true] {
+        let Some(mount) = HungMount::new() else {
+            return;
+        };
+        let command = match on_path {
+            true => "true".to_string(),
+            false => mount.arg("app"),
+        };
+        let mut run = readygate(["wait", "-t", "60s", &healthy, "--", &command]);
+        if on_path {
+            run.env("PATH", format!("{}:/usr/bin:/bin", mount.arg("bin")));
+        }
+        let mut running = Running::spawn(&mut run);
+        let ready = running.line(&format!("{healthy}: ready after"));
+        let failed = running.line(&format!(
+            "readygate: cannot run \"{command}\": {SILENT} 1.0s"
+        ));
+        assert_within(ready, failed, SECOND + MARGIN, "the command's failure");
+        assert_eq!(released(mount, running), Some(126), "{command}");
+    }
+}
+
+#[test]
+fn sigterm_while_the_command_is_looked_up_is_answered_at_once() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let healthy = listener.local_addr().unwrap().to_string();
+    let Some(mount) = HungMount::new() else {
+        return;
+    };
+    let app = mount.arg("app");
+    let argv = [
+        "wait",
+        "--attempt-timeout",
+        "30s",
+        "-t",
+        "60s",
+        &healthy,
+        "--",
+        &app,
+    ];
+    let mut running = Running::spawn(&mut readygate(argv));
+    running.line(&format!("{healthy}: ready after"));
+    std::thread::sleep(MARGIN);
+    let sent = Instant::now();
+    running.signal(libc::SIGTERM);
+    let said = running.line("stopped by signal 15 while looking up the command");
     assert_within(sent, said, MARGIN, "the signal's line");
     assert_eq!(released(mount, running), Some(143));
 }
