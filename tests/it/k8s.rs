@@ -383,8 +383,10 @@ fn the_api_servers_certificate_is_verified_with_ca_crt() {
     let stranger = crate::support::certs::Certs::localhost();
     std::fs::copy(&stranger.ca, api.account_dir().join("ca.crt")).unwrap();
     let out = api.readygate(["probe", "k8s://job/migrate"]).outcome();
-    out.expect_code(1)
-        .expect_stdout("k8s://job/migrate: TLS handshake: certificate signature does not verify");
+    out.expect_code(1).expect_stdout(
+        "k8s://job/migrate: TLS handshake: certificate verification failed: certificate \
+             signature does not verify",
+    );
     assert!(api.seen().is_empty());
 }
 
