@@ -1,6 +1,7 @@
 //! DURATION values: a humantime span (`250ms`, `1m30s`) or a bare number of seconds (`15`, `0.5`).
 //! Every duration a user gives passes here once, so the rest of readygate can add any of them
-//! to an instant without overflow, and never mistakes a tiny one for "none".
+//! to an instant without overflow, and never mistakes a tiny one for "none"; and every
+//! duration readygate shows a user is rounded here ([`humanize`]).
 
 use std::time::Duration;
 
@@ -36,6 +37,15 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         ));
     }
     Ok(duration)
+}
+
+/// A duration rounded for people: `1.5s`, `250ms`.
+pub fn humanize(duration: Duration) -> String {
+    if duration >= Duration::from_secs(1) {
+        format!("{:.1}s", duration.as_secs_f64())
+    } else {
+        format!("{}ms", duration.as_millis())
+    }
 }
 
 #[cfg(test)]

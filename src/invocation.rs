@@ -10,7 +10,7 @@ use crate::compat::DropIn;
 use crate::exit::Exit;
 use crate::plan::{self, Plan};
 use crate::secrets::Secrets;
-use crate::{engine, error, output, process, run, serve};
+use crate::{error, output, process, run, runtime, serve};
 
 /// What this process was asked to do.
 pub struct Invocation {
@@ -57,7 +57,7 @@ impl Invocation {
 fn own(parsed: Result<Cli, clap::Error>, secrets: Arc<Secrets>) -> Exit {
     match parsed {
         Err(err) => cli::usage_error(err),
-        Ok(cli) => match engine::runtime() {
+        Ok(cli) => match runtime::runtime() {
             Ok(runtime) => runtime.block_on(dispatch(cli, secrets)),
             // The environment lacks what a runtime needs (descriptors, threads): not a usage
             // error.

@@ -25,6 +25,7 @@ mod redact;
 pub mod regular_file;
 mod report;
 mod run;
+mod runtime;
 mod secrets;
 mod serve;
 pub mod status;

@@ -352,15 +352,10 @@ fn cut(line: &str) -> std::borrow::Cow<'_, str> {
     if line.len() <= MAX_LINE {
         return line.into();
     }
-    let (mut head, mut tail) = (MAX_LINE * 3 / 4, line.len() - (MAX_LINE / 4 - 64));
-    while !line.is_char_boundary(head) {
-        head -= 1;
-    }
-    while !line.is_char_boundary(tail) {
-        tail += 1;
-    }
-    let cut = tail - head;
-    format!("{} … ({cut} bytes cut) … {}", &line[..head], &line[tail..]).into()
+    let head = crate::redact::head(line, MAX_LINE * 3 / 4);
+    let tail = crate::redact::tail(line, MAX_LINE / 4 - 64);
+    let cut = line.len() - head.len() - tail.len();
+    format!("{head} … ({cut} bytes cut) … {tail}").into()
 }
 
 fn newlines(bytes: &[u8]) -> u64 {

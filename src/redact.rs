@@ -44,6 +44,24 @@ pub fn peer_text(text: &str) -> String {
     shown
 }
 
+/// The start of `text`, at most `max` bytes, ending on a character boundary.
+pub fn head(text: &str, max: usize) -> &str {
+    let mut end = max.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The end of `text`, at most `max` bytes, starting on a character boundary.
+pub fn tail(text: &str, max: usize) -> &str {
+    let mut start = text.len().saturating_sub(max);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}
+
 /// Hides whatever looks like a secret anywhere in `text`, whatever produced it: the userinfo
 /// of anything URL-shaped (`scheme://user:***@host`, also malformed ones such as `http:/u:p@h`
 /// or a password holding an unencoded `/`, `?` or `#`), and the values of query parameters

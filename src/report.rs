@@ -8,7 +8,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::cli::dashes::HINT;
-use crate::engine::{humanize, Report};
+use crate::duration::humanize;
+use crate::engine::Report;
 use crate::error::{describe_io, Failure};
 use crate::plan::{Mode, Plan, TerminationLog, KUBELET_TERMINATION_LOG};
 use crate::process::atomic::make_parents;

@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use crate::cli::dashes;
-use crate::engine::{self, humanize};
+use crate::duration::humanize;
+use crate::engine;
 use crate::error::describe_io;
 use crate::exit::Exit;
 use crate::kind::offload::Lane;

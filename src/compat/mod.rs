@@ -70,7 +70,7 @@ fn usage(complaint: Option<String>, text: &str, status: u8) -> u8 {
 /// "waiting" line is read is not missed); `None` (after saying why, as `name`) when the
 /// runtime cannot start.
 fn start(name: &str) -> Option<(Runtime, Terminations)> {
-    let runtime = engine::runtime()
+    let runtime = crate::runtime::runtime()
         .inspect_err(|err| say!("{name}: cannot start: {err}"))
         .ok()?;
     let signals = {

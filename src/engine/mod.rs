@@ -12,17 +12,10 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 use tokio::time::{sleep, sleep_until, timeout_at, Instant};
 
+use crate::duration::humanize;
 use attempt::Attempt;
 pub use attempt::{attempt_end, retry_not_before, waiting_for, NOTHING_YET, TLS_HANDSHAKE};
 pub use schedule::{Backoff, Schedule};
-
-/// The runtime every command runs on: one thread, with I/O (and signals) and timers.
-pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build()
-}
 
 /// The least time left for which a new attempt is started.
 const FLOOR: Duration = Duration::from_millis(1);
@@ -530,15 +523,6 @@ pub fn first_few(items: &[String]) -> String {
     match items.len() {
         n if n > FEW => format!("{} and {} more", items[..FEW].join(", "), n - FEW),
         _ => items.join(", "),
-    }
-}
-
-/// A duration rounded for people: `1.5s`, `250ms`.
-pub fn humanize(duration: Duration) -> String {
-    if duration >= Duration::from_secs(1) {
-        format!("{:.1}s", duration.as_secs_f64())
-    } else {
-        format!("{}ms", duration.as_millis())
     }
 }
 

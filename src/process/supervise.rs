@@ -134,7 +134,7 @@ pub async fn notify(url: &HttpTarget, attempt_timeout: Duration, options: &Optio
         Err(_) => tracing::warn!(
             event = "on_exit",
             "POST {shown} failed: no answer within {}",
-            crate::engine::humanize(attempt_timeout)
+            crate::duration::humanize(attempt_timeout)
         ),
     }
 }

@@ -140,11 +140,7 @@ fn clip(line: &str) -> String {
     if line.len() <= MAX_LINE {
         return line.to_string();
     }
-    let mut end = MAX_LINE;
-    while !line.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &line[..end])
+    format!("{}…", crate::redact::head(line, MAX_LINE))
 }
 
 #[cfg(test)]

@@ -80,9 +80,5 @@ pub fn change(items: &mut Items, name: String, item: Option<Item>) -> Result<(),
 
 /// A name as kept: cut to [`MAX_NAME`] bytes, so a thousand hostile names stay small.
 fn key(name: &str) -> String {
-    let mut end = name.len().min(MAX_NAME);
-    while !name.is_char_boundary(end) {
-        end -= 1;
-    }
-    name[..end].to_string()
+    crate::redact::head(name, MAX_NAME).to_string()
 }

@@ -9,7 +9,8 @@ use tokio::time::{sleep, sleep_until, Instant};
 
 use super::state::{self, State};
 use super::{Legacy, OnNative};
-use crate::engine::{humanize, Watch as _};
+use crate::duration::humanize;
+use crate::engine::Watch as _;
 use crate::exit::Exit;
 use crate::kind::file::{FileWatch, Wake};
 use crate::kind::offload::Lane;

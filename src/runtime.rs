@@ -1,0 +1,10 @@
+//! The tokio runtime every command runs on: one thread (a probe or a wait has nothing to run in
+//! parallel, and a second thread costs start-up and memory), with I/O, signals and timers.
+
+/// Builds the runtime; an error means the environment lacks what it needs (descriptors).
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+}
