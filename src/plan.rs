@@ -123,7 +123,7 @@ async fn read<T: Send + 'static>(
         // Said with the whole span: what ended the wait is the deadline.
         Err(Stop::Failed(_)) if Instant::now() >= end => Err(Exit::Failed(format!(
             "cannot read {what}: {FS_SILENT} within {}",
-            crate::engine::humanize(span)
+            crate::duration::humanize(span)
         ))),
         Err(Stop::Failed(failure)) => Err(Exit::Failed(format!("cannot read {what}: {failure}"))),
         Err(Stop::Signal(signal)) => {
