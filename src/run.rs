@@ -8,7 +8,7 @@ use crate::engine;
 use crate::error::describe_io;
 use crate::exit::Exit;
 use crate::kind::offload::Lane;
-use crate::kind::target::Kind;
+use crate::kind::Kind;
 use crate::kind::{Check, Context};
 use crate::plan::{Mode, Plan, TerminationLog};
 use crate::process::off_thread::{self, Stop};

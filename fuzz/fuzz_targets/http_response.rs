@@ -27,12 +27,12 @@ thread_local! {
 
 /// The request a response answers: with credentials and a secret header, so that a followed
 /// redirect exercises what is carried and what is not.
-fn current() -> kind::target::HttpTarget {
+fn current() -> kind::http::HttpTarget {
     match kind::target::Target::parse("http://user:p%40ss@example.test:8080/a/b?q=1")
         .expect("a valid target")
         .kind
     {
-        kind::target::Kind::Http(http) => http,
+        kind::Kind::Http(http) => http,
         _ => unreachable!(),
     }
 }

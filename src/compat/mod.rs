@@ -13,8 +13,8 @@ use tokio::runtime::Runtime;
 
 use crate::engine::{self, Condition, Miss, Policy};
 use crate::error::Failure;
-use crate::kind::target::Endpoint;
 use crate::kind::{Check, CheckWatch};
+use crate::net::endpoint::Endpoint;
 use crate::net::transport::connect_tcp;
 use crate::process::signal::Terminations;
 

@@ -7,7 +7,8 @@ use std::ffi::OsString;
 
 use super::{start, wait, Gate};
 use crate::error::Failure;
-use crate::kind::target::{Kind, Target};
+use crate::kind::target::Target;
+use crate::kind::Kind;
 use crate::kind::{Check, Context, Options, Redirects};
 use crate::status::StatusRanges;
 use args::{parse, usage, Address, Invocation, SCRIPT_VERSION};

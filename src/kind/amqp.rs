@@ -2,9 +2,28 @@
 //! method frame on channel 0 when the broker takes connections.
 
 use super::exchange::Exchange;
+use super::url_parts::{plain, Ignored, TargetUrl};
 use super::Context;
+use super::Kind;
 use crate::error::Failure;
-use crate::kind::target::AmqpTarget;
+use crate::net::endpoint::Endpoint;
+
+/// `amqp://HOST[:5672]` or `amqps://HOST[:5671]`: the protocol header, answered by
+/// Connection.Start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AmqpTarget {
+    /// `amqps://`: TLS.
+    pub tls: bool,
+    pub endpoint: Endpoint,
+}
+
+/// Parses an `amqp://` or `amqps://` URL: all but the host and port is ignored.
+pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
+    let tls = url.scheme == "amqps";
+    let port = if tls { 5671 } else { 5672 };
+    let endpoint = plain(url, port, Ignored::DatabaseUrl)?;
+    Ok(Kind::Amqp(AmqpTarget { tls, endpoint }))
+}
 
 /// The protocol header of AMQP 0-9-1.
 const HEADER: &[u8] = b"AMQP\x00\x00\x09\x01";

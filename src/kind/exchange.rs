@@ -7,7 +7,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use super::Context;
 use crate::engine::{waiting_for, NOTHING_YET, TLS_HANDSHAKE};
 use crate::error::{describe_io, Failure};
-use crate::kind::target::Endpoint;
+use crate::net::endpoint::Endpoint;
 use crate::net::tls::{self, Alpn};
 use crate::net::transport::{connect_tcp, BoxedIo};
 use crate::redact::{peer_text, quoted};

@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex};
 use ::inotify::{WatchDescriptor, WatchMask};
 use tokio::time::{Duration, Instant};
 
+use super::url_parts::TargetUrl;
+use super::Kind;
 use crate::engine::Watch;
 use crate::error::{describe_io, Failure};
 use crate::matcher::{Matcher, MAX_BODY};
@@ -19,6 +21,23 @@ use inotify::{Hub, Subscriber, Wakers};
 /// Least time between wake-ups caused by the folder's other entries: a folder written to
 /// constantly (logs) would otherwise have the target tried again on every event.
 const OTHERS_EVERY: Duration = Duration::from_millis(250);
+
+/// Parses a `file://` URL.
+pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
+    url_path(url.rest).map(Kind::File)
+}
+
+/// The path of a `file:///ABS` or `unix:///ABS` URL (`rest` is what follows `://`).
+pub fn url_path(rest: &str) -> Result<PathBuf, String> {
+    let path = rest.strip_prefix("localhost").unwrap_or(rest);
+    if !path.starts_with('/') {
+        return Err("expected an absolute path after ://, as in file:///tmp/ready".into());
+    }
+    if path.len() == 1 {
+        return Err("missing path".into());
+    }
+    Ok(PathBuf::from(path))
+}
 
 /// One attempt: does the path exist (following symlinks, as a ConfigMap mount needs), and
 /// does its content match?

@@ -9,12 +9,13 @@ use hyper::header::{HeaderMap, HeaderName, CONTENT_TYPE, TE, USER_AGENT};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
-use super::Context;
+use super::url_parts::TargetUrl;
+use super::{Context, Kind};
 use crate::engine::waiting_for;
 use crate::error::describe_error;
 use crate::error::Failure;
 use crate::header::Header;
-use crate::kind::target::GrpcTarget;
+use crate::net::endpoint::Endpoint;
 use crate::net::first_bytes::FirstBytes;
 use crate::net::tls::Alpn;
 use crate::redact::peer_text;
@@ -45,6 +46,39 @@ const CODES: [&str; 17] = [
     "DATA_LOSS",
     "UNAUTHENTICATED",
 ];
+
+/// A `grpc://` or `grpcs://` health-check target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrpcTarget {
+    /// `grpcs://`: TLS with ALPN h2.
+    pub tls: bool,
+    pub endpoint: Endpoint,
+    /// `host:port` as written: the `:authority` and TLS name.
+    pub authority: String,
+    /// The service asked about; empty means the whole server.
+    pub service: String,
+}
+
+impl GrpcTarget {
+    /// Local when sent through `--unix-socket` (`unix_socket`), or to a local host.
+    pub fn is_local(&self, unix_socket: bool) -> bool {
+        unix_socket || self.endpoint.host.is_local()
+    }
+}
+
+/// Parses a `grpc://` or `grpcs://` URL.
+pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
+    let (authority, service) = url.rest.split_once('/').unwrap_or((url.rest, ""));
+    if service.contains('/') {
+        return Err("a gRPC service name has no '/'".into());
+    }
+    Ok(Kind::Grpc(GrpcTarget {
+        tls: url.scheme == "grpcs",
+        endpoint: Endpoint::parse(authority, None)?,
+        authority: authority.to_string(),
+        service: service.to_string(),
+    }))
+}
 
 /// One attempt: ask the health service about the target's service over a fresh connection.
 pub async fn check(target: &GrpcTarget, context: &Context) -> Result<(), Failure> {
@@ -184,7 +218,7 @@ mod tests {
     use hyper::header::HeaderValue;
 
     use super::*;
-    use crate::kind::target::{Kind, Target};
+    use crate::kind::target::Target;
 
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
         let mut map = HeaderMap::new();

@@ -13,17 +13,18 @@ use std::future::Future;
 use http_body_util::{BodyExt, Empty};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{HeaderMap, LOCATION};
-use hyper::{Request, Response, StatusCode};
+use hyper::{Request, Response, StatusCode, Uri};
 use hyper_util::rt::TokioIo;
 
 use super::offload::Lane;
-use super::{Context, HttpMethod};
+use super::url_parts::TargetUrl;
+use super::{Context, HttpMethod, Kind};
 use crate::engine::waiting_for;
 use crate::error::describe_error;
 use crate::error::Failure;
 use crate::expect::{HeaderMatch, JsonField};
-use crate::kind::target::{Endpoint, HttpTarget};
 use crate::matcher::{Matcher, MAX_BODY};
+use crate::net::endpoint::Endpoint;
 use crate::net::tls::Alpn;
 use crate::net::transport::{self, BoxedIo};
 use crate::redact::quoted;
@@ -34,6 +35,52 @@ use request::Carry;
 /// How much of the body a status-only check reads, as the kubelet does: a body that stalls
 /// within it is not ready at the attempt timeout.
 const STATUS_BODY: usize = 10 * 1024;
+
+/// An `http://` or `https://` URL, split into what a request needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpTarget {
+    /// `https://`: speak TLS, verify the server name.
+    pub tls: bool,
+    /// Where to connect (unless `--unix-socket` says otherwise).
+    pub endpoint: Endpoint,
+    /// `host[:port]` as written in the URL, without credentials: the `Host` header and TLS name.
+    pub authority: String,
+    /// Path and query, at least `/`.
+    pub path: String,
+    /// `user:password` from the URL, percent-decoded (`p%40ss` is `p@ss`), sent as basic
+    /// authentication and never printed.
+    pub credentials: Option<Vec<u8>>,
+}
+
+impl HttpTarget {
+    /// Local when sent through `--unix-socket` (`unix_socket`), or to a local host.
+    pub fn is_local(&self, unix_socket: bool) -> bool {
+        unix_socket || self.endpoint.host.is_local()
+    }
+}
+
+/// Parses an `http://` or `https://` URL, whole.
+pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
+    let tls = url.scheme == "https";
+    let uri: Uri = url.text.parse().map_err(|e| format!("invalid URL: {e}"))?;
+    let authority = uri.authority().ok_or("missing host")?.as_str();
+    let (credentials, written) = match authority.rsplit_once('@') {
+        Some((userinfo, written)) => (Some(crate::percent::decode(userinfo.as_bytes())), written),
+        None => (None, authority),
+    };
+    let path = match uri.path_and_query().map_or("", |p| p.as_str()) {
+        "" => "/".to_string(),
+        path if path.starts_with('/') => path.to_string(),
+        path => format!("/{path}"),
+    };
+    Ok(Kind::Http(HttpTarget {
+        tls,
+        endpoint: Endpoint::parse(written, Some(if tls { 443 } else { 80 }))?,
+        authority: written.to_string(),
+        path,
+        credentials,
+    }))
+}
 
 /// One attempt: request, following same-host redirects, then judge status and body.
 pub async fn check(target: &HttpTarget, context: &Context, lane: &Lane) -> Result<(), Failure> {
@@ -257,9 +304,9 @@ pub async fn read_body(body: Incoming, most: usize) -> Result<Vec<u8>, Failure> 
 
 /// An `http(s)://` target as the user types it, for the tests of this folder.
 #[cfg(test)]
-fn test_target(url: &str) -> crate::kind::target::HttpTarget {
-    match crate::kind::target::Target::parse(url).unwrap().kind {
-        crate::kind::target::Kind::Http(target) => target,
+fn test_target(url: &str) -> HttpTarget {
+    match super::target::Target::parse(url).unwrap().kind {
+        Kind::Http(target) => target,
         _ => panic!("{url}"),
     }
 }

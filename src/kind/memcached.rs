@@ -1,8 +1,15 @@
 //! `memcached://`: the text protocol's `version`, answered by `VERSION …`.
 
 use super::exchange::{server_text, Exchange};
+use super::url_parts::{plain, Ignored, TargetUrl};
+use super::Kind;
 use crate::error::Failure;
-use crate::kind::target::Endpoint;
+use crate::net::endpoint::Endpoint;
+
+/// Parses a `memcached://` URL.
+pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
+    plain(url, 11211, Ignored::Userinfo).map(Kind::Memcached)
+}
 
 /// One attempt: `version`, then one line.
 pub async fn check(endpoint: &Endpoint) -> Result<(), Failure> {

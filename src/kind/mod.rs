@@ -1,7 +1,8 @@
 //! One module per condition kind behind one small interface: [`Check`] binds a target to its
 //! options and implements the engine's [`Condition`] by delegating to the kind's module.
 //!
-//! A new kind is a module with `async fn check(...) -> Result<(), Failure>` (or
+//! A new kind is a module with its target type, a `parse` from its URL (a row of [`SCHEMES`]),
+//! its locality, and `async fn check(...) -> Result<(), Failure>` (or
 //! `Result<(), Miss<Failure>>` when a target can fail for good), one attempt that never
 //! retries: the engine bounds and repeats it. What a server said goes in `Failure::Protocol`.
 
@@ -12,30 +13,115 @@ pub mod file;
 pub mod grpc;
 pub mod http;
 pub mod k8s;
-pub mod locality;
 mod memcached;
 mod mysql;
 mod nats;
 pub mod offload;
 mod postgres;
 mod redis;
-mod service;
 pub mod target;
+mod tcp;
+mod unix;
+mod url_parts;
 mod zookeeper;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
+pub use crate::net::endpoint::{Endpoint, Host};
 pub use http::redirect::Redirects;
+use url_parts::TargetUrl;
 
 use crate::engine::{Condition, Miss};
 use crate::error::Failure;
 use crate::header::Header;
 use crate::matcher::Matcher;
 use crate::net::tls::Clients;
-use crate::net::transport::{connect_tcp, connect_unix};
 use crate::status::StatusRanges;
-use target::{Kind, Target};
+use target::Target;
+
+/// What kind of condition a target is, with everything needed to check it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    /// Ready when a TCP connection is established.
+    Tcp(Endpoint),
+    /// Ready when an HTTP(S) response has an accepted status (and body).
+    Http(http::HttpTarget),
+    /// Ready when the path exists (and its content matches).
+    File(PathBuf),
+    /// Ready when a stream connection to the Unix socket succeeds.
+    Unix(PathBuf),
+    /// Ready when the gRPC health service answers `SERVING`.
+    Grpc(grpc::GrpcTarget),
+    /// Ready when the StartupMessage gets an authentication request (or an error but 57P03).
+    Postgres(postgres::PostgresTarget),
+    /// Ready when `PING` gets `+PONG`.
+    Redis(redis::RedisTarget),
+    /// Ready when the server greets with a HandshakeV10.
+    Mysql(Endpoint),
+    /// Ready when the protocol header gets Connection.Start.
+    Amqp(amqp::AmqpTarget),
+    /// Ready when `version` gets `VERSION`.
+    Memcached(Endpoint),
+    /// Ready when the server's `INFO` is not in lame-duck mode.
+    Nats(Endpoint),
+    /// Ready when `srvr` gets a `Mode:`.
+    Zookeeper(Endpoint),
+    /// Ready when the name resolves.
+    Dns(String),
+    /// Ready when the Kubernetes object is (a Job complete, a pod ready…).
+    K8s(k8s::K8sTarget),
+}
+
+/// A kind's parser: the target URL, at plan time, before any I/O; the error is the fault.
+type Parse = fn(&TargetUrl) -> Result<Kind, String>;
+
+/// The URL schemes and the kind that parses each: a new kind is one row here. The third
+/// column: whether the error for an unknown scheme lists it (aliases are not).
+pub const SCHEMES: &[(&str, Parse, bool)] = &[
+    ("tcp", tcp::parse, true),
+    ("http", http::parse, true),
+    ("https", http::parse, true),
+    ("file", file::parse, true),
+    ("unix", unix::parse, true),
+    ("grpc", grpc::parse, true),
+    ("grpcs", grpc::parse, true),
+    ("k8s", k8s::parse, true),
+    ("postgres", postgres::parse, true),
+    ("postgresql", postgres::parse, false),
+    ("redis", redis::parse, true),
+    ("rediss", redis::parse, true),
+    ("mysql", mysql::parse, true),
+    ("mariadb", mysql::parse, false),
+    ("amqp", amqp::parse, true),
+    ("amqps", amqp::parse, true),
+    ("memcached", memcached::parse, true),
+    ("nats", nats::parse, true),
+    ("zk", zookeeper::parse, true),
+    ("dns", dns::parse, true),
+];
+
+impl Kind {
+    /// Whether the target is on this machine (see [`Target::is_local`]).
+    fn is_local(&self, unix_socket: bool) -> bool {
+        match self {
+            Kind::File(_) | Kind::Unix(_) => true,
+            Kind::Http(target) => target.is_local(unix_socket),
+            Kind::Grpc(target) => target.is_local(unix_socket),
+            Kind::Tcp(endpoint)
+            | Kind::Mysql(endpoint)
+            | Kind::Memcached(endpoint)
+            | Kind::Nats(endpoint)
+            | Kind::Zookeeper(endpoint) => endpoint.host.is_local(),
+            Kind::Postgres(target) => target.endpoint.host.is_local(),
+            Kind::Redis(target) => target.endpoint.host.is_local(),
+            Kind::Amqp(target) => target.endpoint.host.is_local(),
+            Kind::Dns(name) => dns::is_local(name),
+            // The API server is someone else's.
+            Kind::K8s(_) => false,
+        }
+    }
+}
 
 /// The options that shape every attempt, validated once by the plan.
 #[derive(Debug, Default)]
@@ -186,8 +272,8 @@ impl Check {
     async fn attempt_kind(&self) -> Result<(), Miss<Failure>> {
         let context = &self.context;
         let outcome = match &self.target.kind {
-            Kind::Tcp(endpoint) => connect_tcp(endpoint).await.map(drop),
-            Kind::Unix(path) => connect_unix(path).await.map(drop),
+            Kind::Tcp(endpoint) => tcp::check(endpoint).await,
+            Kind::Unix(path) => unix::check(path).await,
             Kind::Http(target) => http::check(target, context, &self.lane).await,
             Kind::File(path) => {
                 // Off the runtime's thread: a stale mount or a slow regex must not stall timers.

@@ -2,8 +2,15 @@
 //! connections; an ERR packet instead (too many connections, host blocked) is the reason.
 
 use super::exchange::{server_text, Exchange, MAX_ANSWER};
+use super::url_parts::{plain, Ignored, TargetUrl};
+use super::Kind;
 use crate::error::Failure;
-use crate::kind::target::Endpoint;
+use crate::net::endpoint::Endpoint;
+
+/// Parses a `mysql://` or `mariadb://` URL: all but the host and port is ignored.
+pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
+    plain(url, 3306, Ignored::DatabaseUrl).map(Kind::Mysql)
+}
 
 /// One attempt: read the greeting packet.
 pub async fn check(endpoint: &Endpoint) -> Result<(), Failure> {

@@ -2,8 +2,15 @@
 //! mode (`"ldm":true`: the server is draining its clients to shut down).
 
 use super::exchange::{find, server_text, Exchange};
+use super::url_parts::{plain, Ignored, TargetUrl};
+use super::Kind;
 use crate::error::Failure;
-use crate::kind::target::Endpoint;
+use crate::net::endpoint::Endpoint;
+
+/// Parses a `nats://` URL.
+pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
+    plain(url, 4222, Ignored::Userinfo).map(Kind::Nats)
+}
 
 /// One attempt: read the `INFO` line.
 pub async fn check(endpoint: &Endpoint) -> Result<(), Failure> {

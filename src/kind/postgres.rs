@@ -4,8 +4,48 @@
 //! up, in recovery without hot standby, shutting down) is the one answer that is not ready.
 
 use super::exchange::{server_text, Exchange, MAX_ANSWER};
+use super::url_parts::{decode, split, Parts, TargetUrl};
+use super::Kind;
 use crate::error::Failure;
-use crate::kind::target::PostgresTarget;
+use crate::net::endpoint::Endpoint;
+
+/// `postgres://[USER@]HOST[:5432][/DB]`: asked with a StartupMessage, never logged in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostgresTarget {
+    pub endpoint: Endpoint,
+    /// The user named in the StartupMessage (the server wants one before it says its state).
+    pub user: String,
+    /// The database named in the StartupMessage, if the URL has one.
+    pub database: Option<String>,
+}
+
+/// Parses a `postgres://` or `postgresql://` URL.
+pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
+    let Parts {
+        userinfo,
+        authority,
+        path,
+    } = split("postgres", url.rest, true)?;
+    // The StartupMessage names the user; a password is dropped here, never to be sent.
+    let user = match userinfo.map(|userinfo| userinfo.split_once(':').map_or(userinfo, |u| u.0)) {
+        // Every cluster has this user.
+        None => "postgres".to_string(),
+        Some(user) => decode(user, "user")?,
+    };
+    if user.is_empty() {
+        return Err("empty user name before '@'".into());
+    }
+    let database = match path {
+        "" | "/" => None,
+        path => Some(decode(&path[1..], "database name")?),
+    };
+    let endpoint = Endpoint::parse(authority, Some(5432))?;
+    Ok(Kind::Postgres(PostgresTarget {
+        endpoint,
+        user,
+        database,
+    }))
+}
 
 /// One attempt: send the StartupMessage and read the first message back.
 pub async fn check(target: &PostgresTarget) -> Result<(), Failure> {
@@ -68,8 +108,29 @@ fn judge_error(body: &[u8]) -> Result<(), Failure> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::target::tests::{at, kind};
+    use super::super::target::Target;
     use super::*;
-    use crate::kind::target::{Kind, Target};
+
+    #[test]
+    fn postgres_user_and_database() {
+        let postgres = |endpoint, user: &str, database: Option<&str>| {
+            let (user, database) = (user.into(), database.map(Into::into));
+            Kind::Postgres(PostgresTarget {
+                endpoint,
+                user,
+                database,
+            })
+        };
+        assert_eq!(
+            kind("postgresql://db"),
+            postgres(at("db", 5432), "postgres", None)
+        );
+        assert_eq!(
+            kind("postgres://app%40x@db:6432/orders%2Fv2"),
+            postgres(at("db", 6432), "app@x", Some("orders/v2"))
+        );
+    }
 
     #[test]
     fn the_startup_message_names_user_and_database() {

@@ -3,12 +3,90 @@
 //! (`-MASTERDOWN`) or one busy with a script (`-BUSY`) answers with an error instead, and that
 //! error is the reason.
 
+use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::exchange::{server_text, Exchange};
+use super::target::Target;
+use super::url_parts::{decode, split, Parts, TargetUrl};
 use super::Context;
+use super::Kind;
 use crate::error::Failure;
-use crate::kind::target::{RedisTarget, Target};
+use crate::net::endpoint::Endpoint;
+
+/// A value never shown: its `Debug` is `***`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// The value, for the bytes sent to the server only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// `redis://[[USER]:PASSWORD@]HOST[:6379][/DB]` or `rediss://`: `PING`, after `AUTH` if given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedisTarget {
+    /// `rediss://`: TLS.
+    pub tls: bool,
+    pub endpoint: Endpoint,
+    /// `AUTH`'s arguments, when the URL has a password.
+    pub auth: Option<RedisAuth>,
+}
+
+/// The credentials of a Redis URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedisAuth {
+    /// An ACL user (Redis 6 and later); none means the default user.
+    pub user: Option<String>,
+    pub password: Secret,
+}
+
+/// Parses a `redis://` or `rediss://` URL.
+pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
+    let (scheme, rest) = (url.scheme.as_str(), url.rest);
+    let Parts {
+        userinfo,
+        authority,
+        path,
+    } = split(scheme, rest, false)?;
+    let auth = match userinfo.map(|userinfo| userinfo.split_once(':')) {
+        None => None,
+        Some(None) => {
+            return Err(format!(
+                "a {scheme}:// userinfo is :PASSWORD or USER:PASSWORD (no ':' found)"
+            ))
+        }
+        Some(Some((_, ""))) => return Err("empty password after ':'".into()),
+        Some(Some((user, password))) => Some(RedisAuth {
+            user: match user {
+                "" => None,
+                user => Some(decode(user, "user")?),
+            },
+            password: Secret(decode(password, "password")?),
+        }),
+    };
+    let database = path.strip_prefix('/').unwrap_or_default();
+    if database.len() > 5 || !database.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "the path of a {scheme}:// URL is a database number, as in {scheme}://cache:6379/0"
+        ));
+    }
+    let tls = scheme == "rediss";
+    let endpoint = Endpoint::parse(authority, Some(6379))?;
+    Ok(Kind::Redis(RedisTarget {
+        tls,
+        endpoint,
+        auth,
+    }))
+}
 
 /// Whether the warning about `-NOAUTH` was given (once per run).
 static NOAUTH_TOLD: AtomicBool = AtomicBool::new(false);
@@ -78,7 +156,31 @@ fn command(request: &mut Vec<u8>, words: &[&str]) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::target::tests::{at, kind};
+    use super::super::target::Target;
     use super::*;
+
+    #[test]
+    fn redis_credentials_are_kept_and_never_shown() {
+        let target = Target::parse("rediss://:s%3Acret@cache/0").unwrap();
+        assert_eq!(target.to_string(), "rediss://:***@cache/0");
+        let Kind::Redis(redis) = &target.kind else {
+            panic!()
+        };
+        assert!(redis.tls);
+        assert_eq!(redis.endpoint, at("cache", 6379));
+        let auth = redis.auth.as_ref().unwrap();
+        assert_eq!(
+            (auth.user.as_deref(), auth.password.expose()),
+            (None, "s:cret")
+        );
+        assert!(!format!("{target:?}").contains("cret"));
+        let Kind::Redis(redis) = kind("redis://app:pw@cache:6380") else {
+            panic!()
+        };
+        assert_eq!(redis.auth.unwrap().user.as_deref(), Some("app"));
+        assert_eq!(kind("redis://cache/"), kind("redis://cache:6379"));
+    }
 
     #[test]
     fn commands_are_resp_arrays() {

@@ -1,104 +1,14 @@
 //! TARGET strings become typed [`Target`]s here, once; no other module reads a target string.
+//! A URL's scheme picks its kind from [`SCHEMES`](super::SCHEMES), and the kind's own module
+//! parses the rest.
 
 use std::fmt;
-use std::net::{IpAddr, Ipv6Addr};
 use std::path::PathBuf;
 
-use hyper::Uri;
-
+use super::url_parts::TargetUrl;
+use super::{Kind, SCHEMES};
+use crate::net::endpoint::Endpoint;
 use crate::redact::quoted;
-
-use super::k8s::target as k8s;
-use super::service;
-
-pub use super::service::{AmqpTarget, PostgresTarget, RedisTarget};
-
-/// A host to connect to: an address literal, or a name resolved afresh on every attempt.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Host {
-    /// An IPv4 or IPv6 literal; never resolved.
-    Ip(IpAddr),
-    /// A DNS name (or `/etc/hosts` entry) such as `localhost` or `db.default.svc`.
-    Name(String),
-}
-
-impl fmt::Display for Host {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Host::Ip(ip) => ip.fmt(f),
-            Host::Name(name) => f.write_str(name),
-        }
-    }
-}
-
-/// A host and port: what every network target connects to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Endpoint {
-    pub host: Host,
-    /// Never 0.
-    pub port: u16,
-}
-
-/// An `http://` or `https://` URL, split into what a request needs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HttpTarget {
-    /// `https://`: speak TLS, verify the server name.
-    pub tls: bool,
-    /// Where to connect (unless `--unix-socket` says otherwise).
-    pub endpoint: Endpoint,
-    /// `host[:port]` as written in the URL, without credentials: the `Host` header and TLS name.
-    pub authority: String,
-    /// Path and query, at least `/`.
-    pub path: String,
-    /// `user:password` from the URL, percent-decoded (`p%40ss` is `p@ss`), sent as basic
-    /// authentication and never printed.
-    pub credentials: Option<Vec<u8>>,
-}
-
-/// A `grpc://` or `grpcs://` health-check target.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GrpcTarget {
-    /// `grpcs://`: TLS with ALPN h2.
-    pub tls: bool,
-    pub endpoint: Endpoint,
-    /// `host:port` as written: the `:authority` and TLS name.
-    pub authority: String,
-    /// The service asked about; empty means the whole server.
-    pub service: String,
-}
-
-/// What kind of condition a target is, with everything needed to check it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Kind {
-    /// Ready when a TCP connection is established.
-    Tcp(Endpoint),
-    /// Ready when an HTTP(S) response has an accepted status (and body).
-    Http(HttpTarget),
-    /// Ready when the path exists (and its content matches).
-    File(PathBuf),
-    /// Ready when a stream connection to the Unix socket succeeds.
-    Unix(PathBuf),
-    /// Ready when the gRPC health service answers `SERVING`.
-    Grpc(GrpcTarget),
-    /// Ready when the StartupMessage gets an authentication request (or an error but 57P03).
-    Postgres(PostgresTarget),
-    /// Ready when `PING` gets `+PONG`.
-    Redis(RedisTarget),
-    /// Ready when the server greets with a HandshakeV10.
-    Mysql(Endpoint),
-    /// Ready when the protocol header gets Connection.Start.
-    Amqp(AmqpTarget),
-    /// Ready when `version` gets `VERSION`.
-    Memcached(Endpoint),
-    /// Ready when the server's `INFO` is not in lame-duck mode.
-    Nats(Endpoint),
-    /// Ready when `srvr` gets a `Mode:`.
-    Zookeeper(Endpoint),
-    /// Ready when the name resolves.
-    Dns(String),
-    /// Ready when the Kubernetes object is (a Job complete, a pod ready…).
-    K8s(k8s::K8sTarget),
-}
 
 /// One parsed target: its kind, and how to name it in output (credentials hidden).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,6 +37,13 @@ impl Target {
         })?;
         let display = redact_userinfo(text);
         Ok(Target { kind, display })
+    }
+
+    /// Local: a file, a Unix socket, anything sent through `--unix-socket` (`unix_socket`), or
+    /// a local host; it is polled fast (a loopback connect costs microseconds), any other
+    /// gently (it is someone else's server, and DNS is the cluster's).
+    pub fn is_local(&self, unix_socket: bool) -> bool {
+        self.kind.is_local(unix_socket)
     }
 }
 
@@ -164,7 +81,9 @@ fn misreading(text: &str) -> Option<String> {
         ));
     }
     let (scheme, rest) = text.split_once(':')?;
-    let known = SCHEMES.contains(&scheme.to_ascii_lowercase().as_str());
+    let known = SCHEMES
+        .iter()
+        .any(|(name, ..)| name.eq_ignore_ascii_case(scheme));
     // `redis:6379` is the host `redis`, port 6379: only a rest that is not a port misleads.
     let port = !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit());
     (known && !port && !rest.starts_with("//")).then(|| {
@@ -177,30 +96,6 @@ fn misreading(text: &str) -> Option<String> {
     })
 }
 
-/// Every scheme a target may have.
-const SCHEMES: &[&str] = &[
-    "tcp",
-    "http",
-    "https",
-    "file",
-    "unix",
-    "grpc",
-    "grpcs",
-    "k8s",
-    "postgres",
-    "postgresql",
-    "redis",
-    "rediss",
-    "mysql",
-    "mariadb",
-    "amqp",
-    "amqps",
-    "memcached",
-    "nats",
-    "zk",
-    "dns",
-];
-
 fn parse_kind(text: &str) -> Result<Kind, String> {
     if text.is_empty() {
         return Err("empty".into());
@@ -211,150 +106,20 @@ fn parse_kind(text: &str) -> Result<Kind, String> {
     let Some((written, rest)) = text.split_once("://") else {
         return Ok(match text.starts_with('/') || text.starts_with("./") {
             true => Kind::File(PathBuf::from(text)),
-            false => Kind::Tcp(endpoint(text, None)?),
+            false => Kind::Tcp(Endpoint::parse(text, None)?),
         });
     };
     let scheme = written.to_ascii_lowercase();
-    use service::Ignored::{DatabaseUrl, Userinfo};
-    Ok(match scheme.as_str() {
-        "tcp" => Kind::Tcp(endpoint(rest.strip_suffix('/').unwrap_or(rest), None)?),
-        "http" | "https" => Kind::Http(parse_http(text, scheme == "https")?),
-        "file" => Kind::File(parse_file_url(rest)?),
-        "unix" => Kind::Unix(parse_file_url(rest)?),
-        "grpc" | "grpcs" => Kind::Grpc(parse_grpc(rest, scheme == "grpcs")?),
-        "k8s" => Kind::K8s(k8s::parse(rest)?),
-        "postgres" | "postgresql" => service::postgres(rest)?,
-        "redis" | "rediss" => service::redis(&scheme, rest)?,
-        "mysql" | "mariadb" => Kind::Mysql(service::plain(&scheme, rest, 3306, DatabaseUrl)?),
-        "amqp" | "amqps" => {
-            let tls = scheme == "amqps";
-            let port = if tls { 5671 } else { 5672 };
-            let endpoint = service::plain(&scheme, rest, port, DatabaseUrl)?;
-            Kind::Amqp(AmqpTarget { tls, endpoint })
-        }
-        "memcached" => Kind::Memcached(service::plain(&scheme, rest, 11211, Userinfo)?),
-        "nats" => Kind::Nats(service::plain(&scheme, rest, 4222, Userinfo)?),
-        "zk" => Kind::Zookeeper(service::plain(&scheme, rest, 2181, Userinfo)?),
-        "dns" => service::dns(rest)?,
-        _ => {
-            return Err(format!(
-                "unknown scheme {} (expected tcp, http, https, file, unix, grpc, grpcs, k8s, \
-                 postgres, redis, rediss, mysql, amqp, amqps, memcached, nats, zk, dns)",
-                quoted(written)
-            ))
-        }
-    })
-}
-
-/// `HOST:PORT` or `[V6]:PORT`; with a `default` port, also `HOST` and `[V6]`.
-pub(super) fn endpoint(text: &str, default: Option<u16>) -> Result<Endpoint, String> {
-    let (host, port) = if let Some(rest) = text.strip_prefix('[') {
-        let (host, after) = rest.split_once(']').ok_or("unclosed '[' in IPv6 address")?;
-        // Brackets are for IPv6 literals only, never a name to resolve.
-        let ip: Ipv6Addr =
-            (host.parse()).map_err(|_| format!("invalid IPv6 address {}", quoted(host)))?;
-        let port = match (after.strip_prefix(':'), default) {
-            (Some(port), _) => parse_port(port)?,
-            (None, Some(default)) if after.is_empty() => default,
-            (None, Some(_)) => return Err("expected :PORT after ']'".into()),
-            (None, None) => return Err("missing port (expected [IPV6]:PORT)".into()),
-        };
-        (Host::Ip(ip.into()), port)
-    } else {
-        match (text.rsplit_once(':'), default) {
-            (Some((host, _)), _) if host.contains(':') => {
-                let example = if default.is_some() {
-                    "[::1]"
-                } else {
-                    "[::1]:80"
-                };
-                return Err(format!("IPv6 addresses need brackets, as in {example}"));
-            }
-            (Some((host, port)), _) => (parse_host(host)?, parse_port(port)?),
-            (None, Some(default)) => (parse_host(text)?, default),
-            (None, None) => return Err("missing port (expected HOST:PORT)".into()),
-        }
+    let Some(&(_, parse, _)) = SCHEMES.iter().find(|(name, ..)| *name == scheme) else {
+        let listed = SCHEMES.iter().filter(|(.., listed)| *listed);
+        let names: Vec<&str> = listed.map(|(name, ..)| *name).collect();
+        let expected = names.join(", ");
+        return Err(format!(
+            "unknown scheme {} (expected {expected})",
+            quoted(written)
+        ));
     };
-    Ok(Endpoint { host, port })
-}
-
-fn parse_port(text: &str) -> Result<u16, String> {
-    match text.parse::<u16>() {
-        _ if text.is_empty() => Err("missing port".into()),
-        Ok(0) => Err("port 0 is not a port one can connect to".into()),
-        Ok(port) if text.bytes().all(|b| b.is_ascii_digit()) => Ok(port),
-        _ => Err(format!("invalid port {} (expected 1-65535)", quoted(text))),
-    }
-}
-
-pub(super) fn parse_host(text: &str) -> Result<Host, String> {
-    if text.is_empty() {
-        return Err("missing host".into());
-    }
-    if let Ok(ip) = text.parse() {
-        return Ok(Host::Ip(ip));
-    }
-    let labels = text.strip_suffix('.').unwrap_or(text).split('.');
-    if text.len() > 253 || !labels.into_iter().all(valid_label) {
-        return Err(format!("invalid host name {}", quoted(text)));
-    }
-    Ok(Host::Name(text.to_ascii_lowercase()))
-}
-
-/// Letters, digits, `_` and inner `-`, at most 63.
-fn valid_label(label: &str) -> bool {
-    (1..=63).contains(&label.len())
-        && label
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        && !label.starts_with('-')
-        && !label.ends_with('-')
-}
-
-fn parse_http(text: &str, tls: bool) -> Result<HttpTarget, String> {
-    let uri: Uri = text.parse().map_err(|e| format!("invalid URL: {e}"))?;
-    let authority = uri.authority().ok_or("missing host")?.as_str();
-    let (credentials, written) = match authority.rsplit_once('@') {
-        Some((userinfo, written)) => (Some(crate::percent::decode(userinfo.as_bytes())), written),
-        None => (None, authority),
-    };
-    let path = match uri.path_and_query().map_or("", |p| p.as_str()) {
-        "" => "/".to_string(),
-        path if path.starts_with('/') => path.to_string(),
-        path => format!("/{path}"),
-    };
-    Ok(HttpTarget {
-        tls,
-        endpoint: endpoint(written, Some(if tls { 443 } else { 80 }))?,
-        authority: written.to_string(),
-        path,
-        credentials,
-    })
-}
-
-fn parse_grpc(rest: &str, tls: bool) -> Result<GrpcTarget, String> {
-    let (authority, service) = rest.split_once('/').unwrap_or((rest, ""));
-    if service.contains('/') {
-        return Err("a gRPC service name has no '/'".into());
-    }
-    Ok(GrpcTarget {
-        tls,
-        endpoint: endpoint(authority, None)?,
-        authority: authority.to_string(),
-        service: service.to_string(),
-    })
-}
-
-/// The path of a `file:///ABS` or `unix:///ABS` URL (`rest` is what follows `://`).
-fn parse_file_url(rest: &str) -> Result<PathBuf, String> {
-    let path = rest.strip_prefix("localhost").unwrap_or(rest);
-    if !path.starts_with('/') {
-        return Err("expected an absolute path after ://, as in file:///tmp/ready".into());
-    }
-    if path.len() == 1 {
-        return Err("missing path".into());
-    }
-    Ok(PathBuf::from(path))
+    parse(&TargetUrl { text, scheme, rest })
 }
 
 /// Replaces a URL password (`user:secret@`) by `***` so the text can be shown.
@@ -375,7 +140,10 @@ pub fn redact_userinfo(text: &str) -> String {
 
 #[cfg(test)]
 pub(super) mod tests {
+    use super::super::grpc::GrpcTarget;
+    use super::super::http::HttpTarget;
     use super::*;
+    use crate::net::endpoint::{Endpoint, Host};
 
     /// The kind of target `text` is, as parsed; for the tests of `kind/` too.
     pub(in crate::kind) fn kind(text: &str) -> Kind {
@@ -535,5 +303,48 @@ pub(super) mod tests {
         assert_eq!(redact_userinfo("http://token@h/"), "http://***@h/");
         assert_eq!(redact_userinfo("http://h/a@b"), "http://h/a@b");
         assert_eq!(redact_userinfo("h:1"), "h:1");
+    }
+
+    #[test]
+    fn local_and_remote_targets() {
+        let local = [
+            "tcp://127.0.0.1:80",
+            "127.9.9.9:80",
+            "[::1]:80",
+            "[::ffff:127.0.0.1]:80",
+            "localhost:80",
+            "http://app.localhost:8080/",
+            "https://LOCALHOST./healthz",
+            "grpc://127.0.0.1:50051",
+            "/shared/ready",
+            "file:///shared/ready",
+            "unix:///run/app.sock",
+            "redis://localhost",
+            "postgres://127.0.0.1/app",
+            "dns://localhost",
+        ];
+        for text in local {
+            assert!(Target::parse(text).unwrap().is_local(false), "{text}");
+        }
+        let remote = [
+            "tcp://10.0.0.1:80",
+            "db:5432",
+            "http://web.default.svc/",
+            "https://localhost.example/",
+            "grpc://[fe80::1]:50051",
+            "tcp://0.0.0.0:80",
+            "redis://cache",
+            "dns://db.default.svc",
+        ];
+        for text in remote {
+            assert!(!Target::parse(text).unwrap().is_local(false), "{text}");
+        }
+        // Through --unix-socket, a URL names no host to reach.
+        assert!(Target::parse("http://web.default.svc/")
+            .unwrap()
+            .is_local(true));
+        assert!(!Target::parse("tcp://web.default.svc:80")
+            .unwrap()
+            .is_local(true));
     }
 }

@@ -2,8 +2,15 @@
 //! the member's `Mode:` when it serves; a member without a quorum says it is not serving.
 
 use super::exchange::{find, server_text, Exchange};
+use super::url_parts::{plain, Ignored, TargetUrl};
+use super::Kind;
 use crate::error::Failure;
-use crate::kind::target::Endpoint;
+use crate::net::endpoint::Endpoint;
+
+/// Parses a `zk://` URL.
+pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
+    plain(url, 2181, Ignored::Userinfo).map(Kind::Zookeeper)
+}
 
 /// How the answers of a ZooKeeper server to `srvr` start: serving, not serving, not allowed.
 const STARTS: [&[u8]; 3] = [

@@ -15,8 +15,8 @@ use std::path::Path;
 
 use tokio::time::Instant;
 
+use super::endpoint::is_localhost;
 use crate::error::{describe_io, Failure};
-use crate::kind::locality::is_localhost;
 use client::Exchange;
 use conf::Conf;
 use message::Answer;

@@ -20,9 +20,9 @@ use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStor
 use rustls::{Error as TlsError, SignatureScheme};
 use tokio_rustls::TlsConnector;
 
+use super::endpoint::Host;
 use crate::error::{describe_io, Failure};
 use crate::kind::offload::Lane;
-use crate::kind::target::Host;
 use crate::net::transport::BoxedIo;
 use crate::redact::quoted;
 

@@ -11,8 +11,8 @@ use tokio::net::{TcpStream, UnixStream};
 use tokio::task::JoinSet;
 use tokio::time::sleep;
 
+use super::endpoint::{Endpoint, Host};
 use crate::error::{describe_io, Failure};
-use crate::kind::target::{Endpoint, Host};
 use crate::net::resolve::lookup;
 
 /// Any stream an HTTP or gRPC client can run over.

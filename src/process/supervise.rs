@@ -9,7 +9,9 @@ use std::time::Duration;
 use tokio::time::{sleep, timeout};
 
 use crate::exit::Exit;
-use crate::kind::target::{HttpTarget, Kind, Target};
+use crate::kind::http::HttpTarget;
+use crate::kind::target::Target;
+use crate::kind::Kind;
 use crate::kind::{http, Context, HttpMethod, Options};
 use crate::process::signal::Terminations;
 

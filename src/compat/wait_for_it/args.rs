@@ -7,7 +7,7 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use super::super::{all_digits, sign};
-use crate::kind::target::{Endpoint, Host};
+use crate::net::endpoint::{Endpoint, Host};
 use crate::redact::{one_line, quoted};
 
 /// One wait, as the script would carry it out.

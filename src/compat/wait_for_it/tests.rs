@@ -2,7 +2,7 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use super::args::*;
-use crate::kind::target::Host;
+use crate::net::endpoint::Host;
 
 fn parsed(args: &[&str]) -> Result<Plan, Option<String>> {
     parse(args.iter().map(OsString::from).collect())

@@ -6,7 +6,9 @@ use hyper::header::HeaderValue;
 use hyper::http::uri::PathAndQuery;
 use hyper::StatusCode;
 
-use crate::kind::target::{HttpTarget, Kind, Target};
+use super::HttpTarget;
+use crate::kind::target::Target;
+use crate::kind::Kind;
 use crate::redact::quoted;
 
 /// Which redirects an `http(s)://` check follows.

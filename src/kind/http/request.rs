@@ -10,8 +10,8 @@ use hyper::header::{
 };
 use hyper::{Method, Request, Uri};
 
+use super::HttpTarget;
 use crate::header::Header;
-use crate::kind::target::HttpTarget;
 use crate::redact::quoted;
 
 /// The `User-Agent` readygate sends unless `-H` says otherwise.

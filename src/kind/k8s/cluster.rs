@@ -9,7 +9,9 @@ use std::sync::Arc;
 use rustls::ClientConfig;
 
 use crate::error::{describe_io, Failure};
-use crate::kind::target::{HttpTarget, Kind, Target};
+use crate::kind::http::HttpTarget;
+use crate::kind::target::Target;
+use crate::kind::Kind;
 use crate::redact::quoted;
 use crate::secrets::Secrets;
 

@@ -20,11 +20,18 @@ pub use cluster::Cluster;
 pub use target::{K8sTarget, Object};
 pub use watch::{Feed, Watcher};
 
+use super::url_parts::TargetUrl;
+use super::Kind;
 use crate::engine::Miss;
 use crate::error::Failure;
 use list::{Item, Items};
 use request::Query::{self, Get, List};
 use request::{fetch_body, Resource};
+
+/// Parses a `k8s://` URL.
+pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
+    target::parse(url.rest).map(Kind::K8s)
+}
 
 /// What an attempt says: ready, or why not, and whether it ever can be.
 pub type Verdict = Result<(), Miss<Failure>>;

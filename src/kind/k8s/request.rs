@@ -14,8 +14,8 @@ use crate::engine::Miss;
 use crate::error::Failure;
 use crate::header::Header;
 use crate::kind::http::request::{build, Carry};
+use crate::kind::http::HttpTarget;
 use crate::kind::http::{read_body, roundtrip};
-use crate::kind::target::HttpTarget;
 use crate::net::transport::{connect_tcp, BoxedIo};
 
 /// The most of an answer that is read: a list of a few hundred pods; also the most of one
