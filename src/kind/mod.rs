@@ -78,7 +78,7 @@ type Parse = fn(&TargetUrl) -> Result<Kind, String>;
 
 /// The URL schemes and the kind that parses each: a new kind is one row here. The third
 /// column: whether the error for an unknown scheme lists it (aliases are not).
-pub const SCHEMES: &[(&str, Parse, bool)] = &[
+const SCHEMES: &[(&str, Parse, bool)] = &[
     ("tcp", tcp::parse, true),
     ("http", http::parse, true),
     ("https", http::parse, true),

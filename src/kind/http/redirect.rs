@@ -1,10 +1,12 @@
 //! Where a redirect leads: any `Location` a server sends becomes a target to follow, an answer
-//! (judged by its 3xx status), or a one-line reason, never a panic. Resolution follows
-//! RFC 3986 section 5, with the bytes a URI may not hold percent-encoded as curl does.
+//! (judged by its 3xx status), or a one-line reason, never a panic. A relative `Location` is
+//! resolved by `url`'s `join` (RFC 3986 section 5), with the bytes a URI may not hold
+//! percent-encoded first as curl does (`url` would drop a tab instead).
 
 use hyper::header::HeaderValue;
 use hyper::http::uri::PathAndQuery;
 use hyper::StatusCode;
+use url::{Position, Url};
 
 use super::HttpTarget;
 use crate::kind::target::Target;
@@ -82,7 +84,7 @@ pub fn next(
             _ => return Err(invalid()),
         },
         None => HttpTarget {
-            path: resolve_path(&current.path, &reference),
+            path: resolve(&current.path, &reference).ok_or_else(invalid)?,
             credentials: None,
             ..current.clone()
         },
@@ -120,45 +122,19 @@ fn scheme_of(reference: &str) -> Option<&str> {
 }
 
 /// A relative reference (no scheme, no authority) resolved against the current path and
-/// query (RFC 3986 5.2.2), dot segments removed (5.2.4).
-fn resolve_path(base: &str, reference: &str) -> String {
+/// query; the host is the current one, so a stand-in serves as the base's.
+fn resolve(current: &str, reference: &str) -> Option<String> {
     if reference.is_empty() {
-        return base.to_string();
+        return Some(current.to_string());
     }
-    let base_path = base.split('?').next().unwrap_or(base);
-    let (path, query) = match reference.split_once('?') {
-        Some((path, query)) => (path, Some(query)),
-        None => (reference, None),
-    };
-    let merged = if path.is_empty() {
-        base_path.to_string()
-    } else if path.starts_with('/') {
-        path.to_string()
-    } else {
-        let dir = &base_path[..base_path.rfind('/').map_or(0, |i| i + 1)];
-        format!("{dir}{path}")
-    };
-    let mut output: Vec<&str> = Vec::new();
-    let mut segments = merged.split('/').peekable();
-    while let Some(segment) = segments.next() {
-        if segment != "." && segment != ".." {
-            output.push(segment);
-            continue;
-        }
-        if segment == ".." && output.len() > 1 {
-            output.pop();
-        }
-        // A trailing dot segment leaves a trailing slash.
-        if segments.peek().is_none() {
-            output.push("");
-        }
-    }
-    let resolved = output.join("/");
-    let slash = if resolved.starts_with('/') { "" } else { "/" };
-    match query {
-        Some(query) => format!("{slash}{resolved}?{query}"),
-        None => format!("{slash}{resolved}"),
-    }
+    let mut base = Url::parse("http://h/").ok()?;
+    let (path, query) = current
+        .split_once('?')
+        .map_or((current, None), |(p, q)| (p, Some(q)));
+    base.set_path(path);
+    base.set_query(query);
+    let next = base.join(reference).ok()?;
+    Some(next[Position::BeforePath..Position::AfterQuery].to_string())
 }
 
 #[cfg(test)]
