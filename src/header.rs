@@ -19,14 +19,14 @@ impl Header {
     /// Parses `Name: value`; the error names the fault without echoing a secret value.
     pub fn parse(text: &str) -> Result<Self, String> {
         let malformed = || {
-            let shown = quoted(&redacted_text(text));
+            let shown = quoted(&crate::secrets::malformed_header(text));
             format!("invalid header {shown}: expected \"Name: value\"")
         };
         let (name, value) = text.split_once(':').ok_or_else(malformed)?;
         let (name, value) = (name.trim(), value.trim());
         let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
             // `Authorization Basic user:pass`: the ':' of the value made a name of it all.
-            match redacted_text(name) == name {
+            match crate::secrets::malformed_header(name) == name {
                 true => format!("invalid header name {}", quoted(name)),
                 false => malformed(),
             }
@@ -66,53 +66,10 @@ impl clap::builder::TypedValueParser for HeaderParser {
 }
 
 /// Whether a header with this name carries a secret (`Authorization`, `Cookie`, `X-Api-Key`,
-/// `X-Auth-Token`; [`crate::redact::looks_secret`]): such values are hidden, and not carried
+/// `X-Auth-Token`; [`crate::secrets::looks_secret`]): such values are hidden, and not carried
 /// to another origin.
 pub fn is_secret(name: &str) -> bool {
-    crate::redact::looks_secret(name)
-}
-
-/// A malformed header line as typed, unless the name it starts with (its first characters that
-/// a header name may hold), or a start of it, looks secret. Then only that name and `***`, and the name only when
-/// it ends in a secret word (`X-Api-Key`, `Authorization`): in `AuthorizationHunter2` nothing
-/// tells the name from the value.
-fn redacted_text(text: &str) -> String {
-    const ENDINGS: [&str; 19] = [
-        "authorization",
-        "authentication",
-        "auth",
-        "token",
-        "key",
-        "keys",
-        "apikey",
-        "secret",
-        "password",
-        "passwd",
-        "pass",
-        "pwd",
-        "cookie",
-        "cookies",
-        "session",
-        "credential",
-        "credentials",
-        "signature",
-        "sig",
-    ];
-    let trimmed = text.trim_start();
-    let in_name = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
-    let name = &trimmed[..trimmed.find(|c: char| !in_name(c)).unwrap_or(trimmed.len())];
-    // A value glued to the name may hide its end (`api_keyhunter2`): any start of it counts. A
-    // start looks secret when the whole name holds a secret word or a part begins with a short
-    // one, so one pass decides it (a 100,000-character name costs no quadratic scan).
-    let glued = |part: &String| ["key", "sig", "pass"].iter().any(|w| part.starts_with(w));
-    if !is_secret(name) && !crate::redact::name_parts(name).iter().any(glued) {
-        return text.to_string();
-    }
-    let ending = crate::redact::name_parts(name).pop().unwrap_or_default();
-    match ENDINGS.contains(&ending.as_str()) && name.len() < trimmed.len() {
-        true => format!("{name}: ***"),
-        false => "***".to_string(),
-    }
+    crate::secrets::looks_secret(name)
 }
 
 /// Puts `given` headers on a request: a name given replaces the request's own headers of that

@@ -54,7 +54,7 @@ pub fn hide(secrets: Arc<Secrets>) {
 fn hidden(line: &str) -> String {
     match SECRETS.get() {
         Some(secrets) => secrets.hide(line),
-        None => crate::redact::secrets(line),
+        None => crate::secrets::hide_by_shape(line),
     }
 }
 

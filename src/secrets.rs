@@ -1,13 +1,22 @@
+//! Hiding secrets, in one place: the run's known secrets ([`Secrets`]), whatever looks like one
+//! by its shape ([`hide_by_shape`]), and names that say their value is one ([`looks_secret`]).
+//!
 //! The run's secrets, and the one scrub every line passes before it leaves readygate. A peer
 //! may quote back what it was sent (Redis's `unknown command 'AUTH'`, an API server's 400
 //! quoting the token), so hiding by shape (`user:***@`) is not enough: the exact bytes of every
 //! URL password, secret header value and service-account token are hidden wherever they show,
 //! also percent-encoded, percent-decoded or escaped as a quote or a JSON string writes them.
 
+mod names;
+mod shapes;
+
 use std::fmt;
 use std::sync::{Arc, RwLock};
 
 use base64::Engine;
+
+pub use names::{looks_secret, malformed_header};
+pub use shapes::{hide_by_shape, secret_pieces_hidden};
 
 /// A secret shorter than this (in bytes) is hidden only where it stands as a whole word: hiding
 /// every `pw` in every line would garble them and protect nothing a guess would not find.
@@ -62,10 +71,10 @@ impl Secrets {
     /// Learns the password (or lone token) of every URL in `text`, the basic authentication an
     /// HTTP request would carry for it, and its secret-looking query parameters' values.
     pub fn learn_urls(&self, text: &str) {
-        for value in crate::redact::query_secrets(text) {
+        for value in shapes::query_secrets(text) {
             self.learn(value.as_bytes());
         }
-        for userinfo in crate::redact::userinfos(text) {
+        for userinfo in shapes::userinfos(text) {
             let decoded = crate::percent::decode(userinfo.as_bytes());
             let secret = match userinfo.split_once(':') {
                 Some((_, password)) => password,
@@ -109,9 +118,9 @@ impl Secrets {
     }
 
     /// `text` as it may leave readygate: every known secret hidden, then whatever looks like
-    /// one by its shape ([`crate::redact::secrets`]).
+    /// one by its shape ([`hide_by_shape`]).
     pub fn hide(&self, text: &str) -> String {
-        crate::redact::secrets(&self.scrub(text))
+        hide_by_shape(&self.scrub(text))
     }
 
     /// `text` with every known secret (in any of its forms) replaced by `***`.

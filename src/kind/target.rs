@@ -32,7 +32,7 @@ impl Target {
             format!(
                 "invalid target {}: {}",
                 quoted(&redact_userinfo(text)),
-                crate::redact::secret_pieces_hidden(text, &reason)
+                crate::secrets::secret_pieces_hidden(text, &reason)
             )
         })?;
         let display = redact_userinfo(text);
