@@ -3,9 +3,11 @@
 # to cost memory: k8s:// answers of a million empty entries, the largest lists within the
 # caps, server text hundreds of KiB long (tests/it/k8s_bounds.rs), and a flood of bytes to each
 # protocol kind (tests/it/protocols/hostile.rs). Worst of RUNS runs, one test at a time; writes
-# its section of bench/report.md. Usage: bench/memory.sh [RUNS] [--debug]   (default 3; needs
-# GNU time). --debug measures the test build instead of the release build: quicker to build on a
-# busy machine, and an upper bound (the release binary is smaller and starts leaner).
+# its section of bench/report.md. Usage: bench/memory.sh [RUNS] [--debug|--release-binary]
+# (default 3; needs GNU time). --debug measures the test build instead of the release build:
+# quicker to build on a busy machine, and an upper bound (the release binary is smaller and starts
+# leaner). --release-binary measures the release binary, run by the debug test build (put in its
+# place for the runs, then put back): the release figures without an LTO build of the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-3}"
@@ -17,12 +19,30 @@ if [[ "${2:-}" == --debug ]]; then
 fi
 out="$(mktemp)"
 trap 'rm -f "$out"' EXIT
+tests=(k8s_bounds:: protocols::hostile::a_flood --nocapture --test-threads=1)
 
-cargo build "${profile[@]}" --locked --quiet
-for ((i = 1; i <= runs; i++)); do
-  cargo test "${profile[@]}" --locked --quiet --test it -- k8s_bounds:: protocols::hostile::a_flood \
-    --nocapture --test-threads=1 2>&1 | grep -o 'bench: .*: peak [0-9]* KiB' >>"$out" || true
-done
+if [[ "${2:-}" == --release-binary ]]; then
+  build="release build of the binary, run by the debug test build"
+  cargo build --release --locked --quiet
+  it="$(cargo test --locked --no-run --test it --message-format=json 2>/dev/null |
+    python3 -c 'import json,sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("target", {}).get("name") == "it" and m.get("executable"): print(m["executable"])')"
+  saved="$(mktemp)"
+  cp target/debug/readygate "$saved"
+  trap 'cp "$saved" target/debug/readygate; rm -f "$out" "$saved"' EXIT
+  cp target/release/readygate target/debug/readygate
+  for ((i = 1; i <= runs; i++)); do
+    "$it" "${tests[@]}" 2>&1 | grep -o 'bench: .*: peak [0-9]* KiB' >>"$out" || true
+  done
+else
+  cargo build "${profile[@]}" --locked --quiet
+  for ((i = 1; i <= runs; i++)); do
+    cargo test "${profile[@]}" --locked --quiet --test it -- "${tests[@]}" 2>&1 |
+      grep -o 'bench: .*: peak [0-9]* KiB' >>"$out" || true
+  done
+fi
 
 python3 - "$out" "$runs" "$build" <<'PY'
 import re, subprocess, sys, time
