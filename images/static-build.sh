@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds a fully static (static-pie) Linux release binary of readygate for one target and prints
 # its path as the last line of stdout (cargo's own output goes to stderr).
-# Usage: images/static-build.sh [TARGET]   TARGET: x86_64-unknown-linux-gnu (the default, or
-# READYGATE_STATIC_TARGET) or aarch64-unknown-linux-gnu; x86_64/amd64 and aarch64/arm64 too.
+# Usage: images/static-build.sh [TARGET]   TARGET: x86_64-unknown-linux-gnu or
+# aarch64-unknown-linux-gnu (x86_64/amd64 and aarch64/arm64 too); by default
+# READYGATE_STATIC_TARGET, else this machine's architecture.
 # READYGATE_AUDITABLE=1 builds with `cargo auditable` (the dependency list embedded in the
 # binary, for scanners; scripts/release.sh installs it).
 #
@@ -18,14 +19,16 @@
 # a trap to the hypervisor in a VM (docs/performance.md). Its portable SWAR routines read the
 # few hundred bytes of a probe's response as fast, and accept exactly the same bytes.
 #
-# x86_64 needs the stable toolchain (rustup) and libc6-dev. aarch64 is cross-built with
-# Debian's own compiler and its arm64 standard library (scripts/install-arm64-deps.sh): rustup
-# cannot fetch a target's std here, and rustup's compiler cannot use Debian's (E0514), so that
-# build runs Debian's /usr/bin/cargo and /usr/bin/rustc in a target folder of its own.
+# x86_64 needs the stable toolchain (rustup) and libc6-dev. aarch64 on an x86_64 machine is
+# cross-built with Debian's own compiler and its arm64 standard library
+# (scripts/install-arm64-deps.sh): rustup cannot fetch a target's std here, and rustup's
+# compiler cannot use Debian's (E0514), so that build runs Debian's /usr/bin/cargo and
+# /usr/bin/rustc in a target folder of its own. On an arm64 machine it is rustup's toolchain
+# and the native gcc, as x86_64 is on x86_64.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-target="${1:-${READYGATE_STATIC_TARGET:-x86_64-unknown-linux-gnu}}"
+target="${1:-${READYGATE_STATIC_TARGET:-$(uname -m)}}"
 case "$target" in
   x86_64 | amd64) target=x86_64-unknown-linux-gnu ;;
   aarch64 | arm64) target=aarch64-unknown-linux-gnu ;;
@@ -47,23 +50,27 @@ cargo=(cargo)
 case "$target" in
   x86_64-unknown-linux-gnu) ;;
   aarch64-unknown-linux-gnu)
-    for tool in /usr/bin/cargo /usr/bin/rustc aarch64-linux-gnu-gcc; do
-      command -v "$tool" >/dev/null || {
-        echo "static-build: $target needs $tool (scripts/install-arm64-deps.sh)" >&2
-        exit 1
-      }
-    done
-    cargo=(/usr/bin/cargo)
-    export RUSTC=/usr/bin/rustc
-    unset RUSTC_WRAPPER RUSTC_WORKSPACE_WRAPPER
-    # Debian's compiler writes artifacts rustup's cannot read, and the reverse.
-    target_dir="$target_dir/debian-rustc"
-    export CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc
-    export AR_aarch64_unknown_linux_gnu=aarch64-linux-gnu-ar
     # rustc's aarch64-gnu target cannot link static-pie: it asks gcc for `-static -no-pie`,
     # which the wrapper turns into `-static-pie` (its code is position-independent already).
     export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER="$PWD/images/static-pie-gcc.sh"
-    export READYGATE_LINKER_CC=aarch64-linux-gnu-gcc
+    if [[ "$(uname -m)" == aarch64 ]]; then
+      export READYGATE_LINKER_CC=gcc
+    else
+      for tool in /usr/bin/cargo /usr/bin/rustc aarch64-linux-gnu-gcc; do
+        command -v "$tool" >/dev/null || {
+          echo "static-build: $target needs $tool (scripts/install-arm64-deps.sh)" >&2
+          exit 1
+        }
+      done
+      cargo=(/usr/bin/cargo)
+      export RUSTC=/usr/bin/rustc
+      unset RUSTC_WRAPPER RUSTC_WORKSPACE_WRAPPER
+      # Debian's compiler writes artifacts rustup's cannot read, and the reverse.
+      target_dir="$target_dir/debian-rustc"
+      export CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc
+      export AR_aarch64_unknown_linux_gnu=aarch64-linux-gnu-ar
+      export READYGATE_LINKER_CC=aarch64-linux-gnu-gcc
+    fi
     ;;
   *)
     echo "static-build: unsupported target '$target' (x86_64-unknown-linux-gnu or aarch64-unknown-linux-gnu)" >&2

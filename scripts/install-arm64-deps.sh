@@ -2,16 +2,21 @@
 # Installs what the aarch64 build and its runs under emulation need (as root; idempotent):
 # Debian's compiler and cargo (rustc-web, cargo-web) with its arm64 standard library
 # (libstd-rust-web-dev:arm64, hence the arm64 architecture in dpkg), gcc and the C library for
-# linking aarch64 (ring's C code too), qemu-user-static to run the binary, and file(1).
-# Then registers qemu-aarch64 with the kernel's binfmt_misc (mounting it when it is not), so
-# that an aarch64 executable runs when exec'd, as the test suite and podman do.
+# linking aarch64 (ring's C code too), and file(1). Then, to run what it builds:
+# qemu-user-static, arm64's own C library and loader (libc6:arm64, for the dynamically linked
+# test binaries of scripts/arm64-tests.sh), and qemu-aarch64 registered with the kernel's
+# binfmt_misc (mounted when it is not), so that an aarch64 executable runs when exec'd, as the
+# test suite and podman do. Nothing the machine had is changed or removed.
+# READYGATE_ARM64_BUILD_ONLY=1 installs only what building needs (images/Dockerfile's stage).
 set -euo pipefail
 if ! dpkg --print-foreign-architectures | grep -qx arm64; then
   dpkg --add-architecture arm64
   apt-get update -qq
 fi
 "$(dirname "$0")/apt-install.sh" rustc-web cargo-web libstd-rust-web-dev:arm64 \
-  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static file
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross file
+[[ "${READYGATE_ARM64_BUILD_ONLY:-}" == 1 ]] && exit 0
+"$(dirname "$0")/apt-install.sh" qemu-user-static libc6:arm64
 
 binfmt=/proc/sys/fs/binfmt_misc
 [[ -e "$binfmt/register" ]] || mount -t binfmt_misc binfmt_misc "$binfmt"
