@@ -6,6 +6,7 @@ pub mod certs;
 pub mod daemon;
 pub mod deps;
 pub mod dns;
+pub mod emulated;
 pub mod etcd;
 pub mod events;
 pub mod grpc;
@@ -29,6 +30,7 @@ pub mod trailerless;
 pub mod zookeeper;
 
 pub use deps::require;
+pub use emulated::skip_under_qemu;
 pub use events::{wait_for_path, wait_until};
 pub use run::readygate;
 pub use running::Running;
