@@ -16,7 +16,7 @@ use std::sync::{Arc, RwLock};
 use base64::Engine;
 
 pub use names::{looks_secret, malformed_header};
-pub use shapes::{hide_by_shape, secret_pieces_hidden};
+pub use shapes::{hide_by_shape, redact_userinfo, secret_pieces_hidden};
 
 /// A secret shorter than this (in bytes) is hidden only where it stands as a whole word: hiding
 /// every `pw` in every line would garble them and protect nothing a guess would not find.
@@ -26,6 +26,28 @@ const TINY: usize = 1;
 /// A secret cut short (a peer that quotes only its first bytes, a clipped reason) is hidden
 /// once this many of its first characters show.
 const PREFIX: usize = 16;
+
+/// A value never shown: its `Debug` is `***`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Keeps `value`, never to be shown.
+    pub fn new(value: String) -> Secret {
+        Secret(value)
+    }
+
+    /// The value, for the bytes sent to the server only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
 
 /// Every secret of one run: found in the command line and environment at start, in the plan
 /// (targets, headers) and as the service-account token is read. Shared by whoever learns one

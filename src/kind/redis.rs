@@ -3,7 +3,6 @@
 //! (`-MASTERDOWN`) or one busy with a script (`-BUSY`) answers with an error instead, and that
 //! error is the reason.
 
-use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::exchange::{server_text, Exchange};
@@ -13,23 +12,7 @@ use super::Context;
 use super::Kind;
 use crate::error::Failure;
 use crate::net::endpoint::Endpoint;
-
-/// A value never shown: its `Debug` is `***`.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// The value, for the bytes sent to the server only.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("***")
-    }
-}
+use crate::secrets::Secret;
 
 /// `redis://[[USER]:PASSWORD@]HOST[:6379][/DB]` or `rediss://`: `PING`, after `AUTH` if given.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,7 +53,7 @@ pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
                 "" => None,
                 user => Some(decode(user, "user")?),
             },
-            password: Secret(decode(password, "password")?),
+            password: Secret::new(decode(password, "password")?),
         }),
     };
     let database = path.strip_prefix('/').unwrap_or_default();

@@ -10,6 +10,8 @@ use super::{Kind, SCHEMES};
 use crate::net::endpoint::Endpoint;
 use crate::redact::quoted;
 
+pub use crate::secrets::redact_userinfo;
+
 /// One parsed target: its kind, and how to name it in output (credentials hidden).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
@@ -120,22 +122,6 @@ fn parse_kind(text: &str) -> Result<Kind, String> {
         ));
     };
     parse(&TargetUrl { text, scheme, rest })
-}
-
-/// Replaces a URL password (`user:secret@`) by `***` so the text can be shown.
-pub fn redact_userinfo(text: &str) -> String {
-    let Some((scheme, rest)) = text.split_once("://") else {
-        return text.to_string();
-    };
-    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
-    let Some(at) = authority.rfind('@') else {
-        return text.to_string();
-    };
-    let shown = match authority[..at].split_once(':') {
-        Some((user, _)) => format!("{user}:***"),
-        None => "***".to_string(),
-    };
-    format!("{scheme}://{shown}{}", &rest[at..])
 }
 
 #[cfg(test)]
@@ -295,14 +281,6 @@ pub(super) mod tests {
             assert!(!err.contains('\n'), "{text}: {err}");
             assert!(!err.contains("secret"), "{text}: {err}");
         }
-    }
-
-    #[test]
-    fn redaction_of_userinfo() {
-        assert_eq!(redact_userinfo("http://u:p@h/x@y"), "http://u:***@h/x@y");
-        assert_eq!(redact_userinfo("http://token@h/"), "http://***@h/");
-        assert_eq!(redact_userinfo("http://h/a@b"), "http://h/a@b");
-        assert_eq!(redact_userinfo("h:1"), "h:1");
     }
 
     #[test]

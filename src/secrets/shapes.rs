@@ -206,9 +206,33 @@ fn query_hidden(word: &str) -> String {
     shown + &word[end..]
 }
 
+/// Replaces a URL password (`user:secret@`) by `***` so the text can be shown.
+pub fn redact_userinfo(text: &str) -> String {
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return text.to_string();
+    };
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let Some(at) = authority.rfind('@') else {
+        return text.to_string();
+    };
+    let shown = match authority[..at].split_once(':') {
+        Some((user, _)) => format!("{user}:***"),
+        None => "***".to_string(),
+    };
+    format!("{scheme}://{shown}{}", &rest[at..])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn redaction_of_userinfo() {
+        assert_eq!(redact_userinfo("http://u:p@h/x@y"), "http://u:***@h/x@y");
+        assert_eq!(redact_userinfo("http://token@h/"), "http://***@h/");
+        assert_eq!(redact_userinfo("http://h/a@b"), "http://h/a@b");
+        assert_eq!(redact_userinfo("h:1"), "h:1");
+    }
 
     #[test]
     fn userinfo_is_hidden_in_any_url_shaped_word() {
