@@ -127,3 +127,10 @@ standin_pod() {
      spec: {nodeName: "localhost", hostNetwork: true, terminationGracePeriodSeconds: 1,
             containers: [{name: $name, image: $image, imagePullPolicy: "Never", env: $env}]}}')"
 }
+
+# How many watches of RESOURCE (a plural: jobs, pods) the API server holds open now, by its own
+# gauge: proof that a client watches rather than polls.
+open_watches() {
+  k get --raw /metrics | awk -v r="resource=\"$1\"" \
+    '/^apiserver_longrunning_requests\{/ && index($0, r) && /verb="WATCH"/ { n += $NF } END { print n + 0 }'
+}

@@ -111,8 +111,9 @@ migration_forbidden() {
 # The watch: readygate run on the host (the image's static binary, so the time is its own and
 # not the kubelet's status sync) with the example's Role, a token of its ServiceAccount and
 # the cluster's CA, as the kubelet mounts them. Each round creates the Job, waits until
-# readygate's watch is open (its first attempt logged and a connection to the API server
-# held), patches the Job to Complete and times readygate's exit from the patch's return.
+# readygate's watch is open (its first attempt logged, and the API server's gauge of open
+# watches of jobs at 1: no controller watches Jobs here), patches the Job to Complete and
+# times readygate's exit from the patch's return.
 migration_watch() {
   local ns="$1" binary account="$CASE_DIR/account" round pid patch patched ended ms all=() from_start=()
   migration_create "$ns" ServiceAccount Role RoleBinding
@@ -122,14 +123,19 @@ migration_watch() {
   cp "$CLUSTER/pki/ca.crt" "$account/ca.crt"
   printf '%s' "$ns" >"$account/namespace"
   for round in 1 2 3 4 5 6 7; do
+    local end=$((SECONDS + 30))
+    until (($(open_watches jobs) == 0)); do
+      ((SECONDS < end)) || fail "round $round: the last round's watch is still open after 30 s"
+      sleep 0.1
+    done
     migration_create "$ns" Job
     KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT="$API_PORT" \
       READYGATE_K8S_SERVICEACCOUNT_DIR="$account" \
       "$binary" wait -v --timeout 60s k8s://job/db-migrate 2>"$CASE_DIR/wait-$round.log" &
     pid=$!
-    local end=$((SECONDS + 30))
+    end=$((SECONDS + 30))
     until grep -q 'attempt 1: job not complete' "$CASE_DIR/wait-$round.log" &&
-      ss -Htnp state established "( dport = :$API_PORT )" | grep -q "pid=$pid,"; do
+      (($(open_watches jobs) == 1)); do
       kill -0 "$pid" 2>/dev/null || fail "round $round: readygate ended before the Job did: $(tail -n 3 "$CASE_DIR/wait-$round.log")"
       ((SECONDS < end)) || fail "round $round: no watch open within 30 s: $(tail -n 3 "$CASE_DIR/wait-$round.log")"
       sleep 0.05
