@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use super::help::{self, EXAMPLES, HTTP, OUTPUT, PROCESS, SERVE, TIMING, TLS};
 use crate::duration::parse_duration;
 use crate::expect::{HeaderMatch, JsonField};
 use crate::header::{Header, HeaderParser};
@@ -23,7 +24,12 @@ use crate::status::StatusRanges;
     about = "Make Kubernetes workloads start in the right order: wait until TCP ports, HTTP \
              endpoints, files, Unix sockets and gRPC services are ready.",
     // Without a command, say so in one line rather than print the help as an error.
-    arg_required_else_help = false
+    arg_required_else_help = false,
+    // Our own -h/--help (in `LogArgs`), under a heading as every other option is.
+    disable_help_flag = true,
+    // Help wraps to the terminal, and to 100 columns when there is none or it is wider.
+    max_term_width = 100,
+    after_long_help = EXAMPLES,
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -37,17 +43,26 @@ pub struct Cli {
 pub struct LogArgs {
     /// Log only failures.
     #[arg(short, long, env = "READYGATE_QUIET", global = true, conflicts_with = "verbose",
-          value_parser = Boolean)]
+          value_parser = Boolean, help_heading = OUTPUT, hide_env = true)]
     pub quiet: bool,
 
     /// Log every attempt.
-    #[arg(short, long, env = "READYGATE_VERBOSE", global = true, value_parser = Boolean)]
+    #[arg(short, long, env = "READYGATE_VERBOSE", global = true, value_parser = Boolean,
+          help_heading = OUTPUT, hide_env = true)]
     pub verbose: bool,
 
-    /// Log line format.
+    /// Log lines as text or json.
+    ///
+    /// JSON lines carry event, target, attempt, elapsed_ms, reason and status fields
+    /// (docs/cli.md).
     #[arg(long, env = "READYGATE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text,
-          global = true)]
+          global = true, value_name = "FORMAT", help_heading = OUTPUT, hide_env = true,
+          hide_possible_values = true)]
     pub log_format: LogFormat,
+
+    /// Print help (all options and examples with --help).
+    #[arg(short, long, action = clap::ArgAction::Help, global = true, help_heading = OUTPUT)]
+    pub help: Option<bool>,
 }
 
 /// The commands. `defer` builds only the given one's arguments (half of clap's start-up work);
@@ -55,37 +70,49 @@ pub struct LogArgs {
 #[derive(Debug, Subcommand)]
 #[command(defer = true)]
 pub enum Command {
-    /// Retry every target until it is ready (or, with --invert, not ready), or the deadline passes;
-    /// then exec COMMAND if one is given.
+    /// Retry the targets until they are ready or the deadline passes, then exec COMMAND.
+    ///
+    /// Ready means, with --invert, not ready; COMMAND, if given, replaces readygate (exec).
+    #[command(after_help = help::MORE_WAIT, after_long_help = help::WAIT_EXAMPLES)]
     Wait(WaitArgs),
     /// One attempt per target, in parallel, then exit: for exec startup/readiness probes.
+    #[command(after_help = help::MORE_PROBE, after_long_help = help::PROBE_EXAMPLES)]
     Probe(ProbeArgs),
-    /// Answer the kubelet's httpGet and grpc probes (/ready, /ready/GROUP, /livez, gRPC
-    /// health) on one port, checking the targets on demand.
+    /// Answer the kubelet's httpGet and grpc probes on one port, checking targets on demand.
+    ///
+    /// Paths /ready, /ready/GROUP and /livez, and gRPC health.
+    #[command(after_help = help::MORE_SERVE, after_long_help = help::SERVE_EXAMPLES)]
     Serve(ServeArgs),
     /// Copy this executable to DIR/readygate (mode 0755, atomically).
+    #[command(after_long_help = help::INSTALL_EXAMPLES)]
     Install(InstallArgs),
     /// The run-time handshake for one sidecar that works with and without built-in sidecars.
     #[command(
         subcommand,
         arg_required_else_help = false,
-        disable_help_subcommand = true
+        disable_help_subcommand = true,
+        after_long_help = help::SIDECAR_EXAMPLES
     )]
     Sidecar(SidecarCommand),
     /// Print a shell completion script (bash, zsh or fish) to stdout.
     Completions(CompletionsArgs),
 }
 
-/// Retry every target until it is ready (or, with --invert, not ready), or the deadline passes;
-/// then exec COMMAND if one is given.
+/// Retry the targets until they are ready or the deadline passes, then exec COMMAND.
+///
+/// Ready means, with --invert, not ready; COMMAND, if given, replaces readygate (exec).
 #[derive(Debug, Args)]
 pub struct WaitArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     #[command(flatten)]
     pub pacing: PacingArgs,
-    /// With -- COMMAND: run COMMAND as a child instead of exec, and POST to URL when it exits.
-    #[arg(long, env = "READYGATE_ON_EXIT", value_name = "URL")]
+    /// Run COMMAND as a child, and POST to URL when it exits.
+    ///
+    /// With -- COMMAND only, instead of exec; the POST is sent however the run ends, so that a
+    /// Job's old-style sidecar always hears the work is over.
+    #[arg(long, env = "READYGATE_ON_EXIT", value_name = "URL", help_heading = PROCESS,
+          hide_env = true)]
     pub on_exit: Option<String>,
     /// What to exec once ready (no shell).
     #[arg(last = true, value_name = "COMMAND")]
@@ -95,25 +122,35 @@ pub struct WaitArgs {
 /// The retrying `wait` does and `probe` (one attempt) does not.
 #[derive(Debug, Args)]
 pub struct PacingArgs {
-    /// First retry delay; grows exponentially with jitter up to --max-interval.
-    #[arg(long, env = "READYGATE_INTERVAL", value_name = "DURATION", value_parser = parse_duration)]
+    /// First retry delay, growing up to --max-interval.
+    ///
+    /// It grows exponentially, with jitter. Default: 10ms for a local target, 100ms for a
+    /// remote one.
+    #[arg(long, env = "READYGATE_INTERVAL", value_name = "DURATION", value_parser = parse_duration,
+          help_heading = TIMING, hide_env = true)]
     pub interval: Option<Duration>,
 
-    /// Cap on the retry delay.
-    #[arg(long, env = "READYGATE_MAX_INTERVAL", value_name = "DURATION", value_parser = parse_duration)]
+    /// Cap on the retry delay (default: 100ms local, 5s remote).
+    #[arg(long, env = "READYGATE_MAX_INTERVAL", value_name = "DURATION", value_parser = parse_duration,
+          help_heading = TIMING, hide_env = true, hide_short_help = true)]
     pub max_interval: Option<Duration>,
 
-    /// Consecutive successful attempts a target needs, however close together (10 ms apart for
-    /// a local target): a count of attempts, unlike the kubelet's successThreshold, which
-    /// counts probes a period apart; for a time span, use --stable-for.
+    /// Consecutive successful attempts a target needs.
+    ///
+    /// However close together (10 ms apart for a local target): a count of attempts, unlike the
+    /// kubelet's successThreshold, which counts probes a period apart; for a time span, use
+    /// --stable-for.
     #[arg(long, env = "READYGATE_SUCCESS_THRESHOLD", value_name = "N", default_value_t = 1,
-          value_parser = clap::value_parser!(u32).range(1..))]
+          value_parser = clap::value_parser!(u32).range(1..), help_heading = TIMING,
+          hide_env = true, hide_short_help = true)]
     pub success_threshold: u32,
 
-    /// Ready only once a target has stayed ready for DURATION, every attempt in that span
-    /// succeeding (attempts every --interval meanwhile): what the kubelet's successThreshold ×
-    /// periodSeconds gives.
-    #[arg(long, env = "READYGATE_STABLE_FOR", value_name = "DURATION", value_parser = parse_duration)]
+    /// Ready once a target has stayed ready for DURATION.
+    ///
+    /// Every attempt in that span must succeed (attempts every --interval meanwhile): what the
+    /// kubelet's successThreshold × periodSeconds gives.
+    #[arg(long, env = "READYGATE_STABLE_FOR", value_name = "DURATION", value_parser = parse_duration,
+          help_heading = TIMING, hide_env = true)]
     pub stable_for: Option<Duration>,
 }
 
@@ -157,132 +194,165 @@ impl ProbeArgs {
     }
 }
 
-/// Answer the kubelet's httpGet and grpc probes (/ready, /ready/GROUP, /livez, gRPC
-/// health) on one port, checking the targets on demand.
+/// Answer the kubelet's httpGet and grpc probes on one port, checking targets on demand.
+///
+/// Paths /ready, /ready/GROUP and /livez, and gRPC health.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Where to listen: any client that can reach it may ask (in a pod: the pod network).
-    #[arg(
-        long,
-        env = "READYGATE_LISTEN",
-        value_name = "ADDR",
-        default_value = "0.0.0.0:9090"
-    )]
+    /// Where to listen.
+    ///
+    /// Any client that can reach it may ask (in a pod: the pod network).
+    #[arg(long, env = "READYGATE_LISTEN", value_name = "ADDR", default_value = "0.0.0.0:9090",
+          help_heading = SERVE, hide_env = true)]
     pub listen: std::net::SocketAddr,
-    /// A named set of targets, answered at /ready/NAME and as gRPC service NAME; repeatable.
-    #[arg(long = "group", value_name = "NAME=TARGET[,TARGET...]")]
+    /// Targets answered at /ready/NAME; repeatable.
+    ///
+    /// A named set of targets, also answered as gRPC service NAME.
+    #[arg(long = "group", value_name = "NAME=TARGET[,TARGET...]",
+          help_heading = SERVE)]
     pub groups: Vec<String>,
-    /// How long one attempt's result answers requests before a request makes a new attempt.
+    /// How long one attempt's result answers requests.
+    ///
+    /// After that, a request makes a new attempt.
     #[arg(long, env = "READYGATE_FRESH_FOR", value_name = "DURATION", default_value = "1s",
-          value_parser = parse_duration)]
+          value_parser = parse_duration, help_heading = SERVE, hide_env = true)]
     pub fresh_for: Duration,
     /// Answer with the status alone: no body naming the targets and their reasons.
-    #[arg(long, env = "READYGATE_QUIET_BODY", value_parser = Boolean)]
+    #[arg(long, env = "READYGATE_QUIET_BODY", value_parser = Boolean, help_heading = SERVE,
+          hide_env = true, hide_short_help = true)]
     pub quiet_body: bool,
 }
 
-/// The options `wait` and `probe` share.
+/// The options `wait`, `probe` and `serve` share.
 #[derive(Debug, Args)]
 pub struct CommonArgs {
-    /// Targets: tcp://HOST:PORT, HOST:PORT, http(s)://…, file:///PATH, /PATH, ./PATH,
+    /// tcp://HOST:PORT, http(s)://…, /PATH, grpc://…, postgres://…, k8s://… and more.
+    ///
+    /// All kinds: tcp://HOST:PORT, HOST:PORT, http(s)://…, file:///PATH, /PATH, ./PATH,
     /// unix:///PATH, grpc(s)://HOST:PORT[/SERVICE], postgres://, redis(s)://, mysql://,
     /// amqp(s)://, memcached://, nats://, zk://HOST[:PORT], dns://NAME, k8s://KIND/NAME,
     /// k8s://pods?selector=LABELS. Default: $READYGATE_TARGETS (comma-separated).
     #[arg(value_name = "TARGET")]
     pub targets: Vec<String>,
 
-    /// Overall deadline (wait: default 60s, 0 = none; probe: default 1s).
-    #[arg(short = 't', long, env = "READYGATE_TIMEOUT", value_name = "DURATION", value_parser = parse_duration)]
+    /// Overall deadline (default: wait 60s, probe 1s; 0: none).
+    #[arg(short = 't', long, env = "READYGATE_TIMEOUT", value_name = "DURATION", value_parser = parse_duration,
+          help_heading = TIMING, hide_env = true)]
     pub timeout: Option<Duration>,
 
-    /// Bound on one attempt (connect + TLS + request + body); default 1s, never beyond the deadline.
-    #[arg(long, env = "READYGATE_ATTEMPT_TIMEOUT", value_name = "DURATION", value_parser = parse_duration)]
+    /// Bound on one attempt (default 1s).
+    ///
+    /// Connect, TLS, request and body; never beyond the deadline.
+    #[arg(long, env = "READYGATE_ATTEMPT_TIMEOUT", value_name = "DURATION", value_parser = parse_duration,
+          help_heading = TIMING, hide_env = true)]
     pub attempt_timeout: Option<Duration>,
 
     /// Ready as soon as any one target is ready (default: all of them).
-    #[arg(long, env = "READYGATE_ANY", value_parser = Boolean)]
+    #[arg(long, env = "READYGATE_ANY", value_parser = Boolean, help_heading = TIMING,
+          hide_env = true)]
     pub any: bool,
 
-    /// Wait until the targets are NOT ready (port closed, file gone, endpoint failing).
-    #[arg(long, env = "READYGATE_INVERT", value_parser = Boolean)]
+    /// Wait until the targets are NOT ready (port closed, file gone).
+    #[arg(long, env = "READYGATE_INVERT", value_parser = Boolean, help_heading = TIMING,
+          hide_env = true)]
     pub invert: bool,
 
-    /// Accepted HTTP statuses, e.g. 200, 200-299,304 (default 200-399).
-    #[arg(long, env = "READYGATE_STATUS", value_name = "RANGES", value_parser = StatusRanges::parse)]
+    /// Accepted HTTP statuses (default 200-399).
+    ///
+    /// For example 200, or 200-299,304.
+    #[arg(long, env = "READYGATE_STATUS", value_name = "RANGES", value_parser = StatusRanges::parse,
+          help_heading = HTTP, hide_env = true)]
     pub status: Option<StatusRanges>,
 
-    /// The HTTP body (first 1 MiB) or file content must contain TEXT.
-    #[arg(
-        long,
-        env = "READYGATE_CONTAINS",
-        value_name = "TEXT",
-        conflicts_with = "matches"
-    )]
+    /// The body (or file content) must contain TEXT.
+    ///
+    /// Its first 1 MiB.
+    #[arg(long, env = "READYGATE_CONTAINS", value_name = "TEXT", conflicts_with = "matches",
+          help_heading = HTTP, hide_env = true)]
     pub contains: Option<String>,
 
     /// The HTTP body (first 1 MiB) or file content must match REGEX (multi-line: ^ and $ match
     /// at each line).
-    #[arg(long, env = "READYGATE_MATCHES", value_name = "REGEX", value_parser = Matcher::regex)]
+    #[arg(long, env = "READYGATE_MATCHES", value_name = "REGEX", value_parser = Matcher::regex,
+          help_heading = HTTP, hide_env = true, hide_short_help = true)]
     pub matches: Option<Matcher>,
 
-    /// The HTTP body must be JSON whose value at PATH (dotted: items.0.ready) is VALUE; PATH
-    /// alone: present, not false or null. Repeatable.
+    /// The JSON body's value at PATH must be VALUE.
+    ///
+    /// PATH is dotted (items.0.ready); PATH alone: present, not false or null. Repeatable.
     #[arg(long = "json-field", env = "READYGATE_JSON_FIELD", value_name = "PATH[=VALUE]",
-          value_parser = JsonField::parse)]
+          value_parser = JsonField::parse, help_heading = HTTP, hide_env = true)]
     pub json_fields: Vec<JsonField>,
 
     /// A response header must match, as "Name: REGEX". Repeatable.
     #[arg(long = "header-matches", env = "READYGATE_HEADER_MATCHES", value_name = "HEADER",
-          value_parser = HeaderMatch::parse)]
+          value_parser = HeaderMatch::parse, help_heading = HTTP, hide_env = true,
+          hide_short_help = true)]
     pub header_matches: Vec<HeaderMatch>,
 
-    /// Extra HTTP request header "Name: value", repeatable; Host: overrides the host header.
+    /// Extra request header "Name: value"; repeatable.
+    ///
+    /// Host: overrides the host header.
     #[arg(short = 'H', long = "header", env = "READYGATE_HEADER", value_name = "HEADER",
-          value_parser = HeaderParser)]
+          value_parser = HeaderParser, help_heading = HTTP, hide_env = true)]
     pub headers: Vec<Header>,
 
     /// HTTP method.
-    #[arg(long, env = "READYGATE_METHOD", value_enum, default_value_t = HttpMethod::Get, ignore_case = true)]
+    #[arg(long, env = "READYGATE_METHOD", value_enum, default_value_t = HttpMethod::Get, ignore_case = true,
+          help_heading = HTTP, hide_env = true, hide_short_help = true)]
     pub method: HttpMethod,
 
     /// Send http(s):// and grpc(s):// requests through this Unix socket instead of TCP.
-    #[arg(long, env = "READYGATE_UNIX_SOCKET", value_name = "PATH")]
+    #[arg(long, env = "READYGATE_UNIX_SOCKET", value_name = "PATH", help_heading = HTTP,
+          hide_env = true, hide_short_help = true)]
     pub unix_socket: Option<PathBuf>,
 
     /// Do not verify TLS certificates.
-    #[arg(long, env = "READYGATE_INSECURE", value_parser = Boolean)]
+    #[arg(long, env = "READYGATE_INSECURE", value_parser = Boolean, help_heading = TLS,
+          hide_env = true)]
     pub insecure: bool,
 
-    /// Trust this PEM bundle in addition to the built-in and system roots.
-    #[arg(long, env = "READYGATE_CACERT", value_name = "FILE")]
+    /// Also trust the CA certificates in this PEM file.
+    ///
+    /// In addition to the built-in and system roots.
+    #[arg(long, env = "READYGATE_CACERT", value_name = "FILE", help_heading = TLS,
+          hide_env = true)]
     pub cacert: Option<PathBuf>,
 
     /// Client certificate (PEM) for https:// and grpcs:// servers that ask for one.
-    #[arg(long, env = "READYGATE_CERT", value_name = "FILE")]
+    #[arg(long, env = "READYGATE_CERT", value_name = "FILE", help_heading = TLS,
+          hide_env = true, hide_short_help = true)]
     pub cert: Option<PathBuf>,
 
     /// Private key (PEM) of --cert.
-    #[arg(long, env = "READYGATE_KEY", value_name = "FILE")]
+    #[arg(long, env = "READYGATE_KEY", value_name = "FILE", help_heading = TLS,
+          hide_env = true, hide_short_help = true)]
     pub key: Option<PathBuf>,
 
     /// TLS server name to send and verify instead of the URL's host.
-    #[arg(long, env = "READYGATE_TLS_SERVER_NAME", value_name = "NAME")]
+    #[arg(long, env = "READYGATE_TLS_SERVER_NAME", value_name = "NAME", help_heading = TLS,
+          hide_env = true, hide_short_help = true)]
     pub tls_server_name: Option<String>,
 
     /// Folder with the service account's token, ca.crt and namespace, for k8s:// targets
     /// (default /var/run/secrets/kubernetes.io/serviceaccount).
-    #[arg(long, env = "READYGATE_K8S_SERVICEACCOUNT_DIR", value_name = "DIR")]
+    #[arg(long, env = "READYGATE_K8S_SERVICEACCOUNT_DIR", value_name = "DIR", help_heading = TLS,
+          hide_env = true, hide_short_help = true)]
     pub k8s_serviceaccount_dir: Option<PathBuf>,
 
-    /// When ready, create FILE (and its parent folders): a marker for other containers.
-    #[arg(long, env = "READYGATE_TOUCH", value_name = "FILE")]
+    /// When ready, create FILE: a marker for other containers.
+    ///
+    /// And its parent folders.
+    #[arg(long, env = "READYGATE_TOUCH", value_name = "FILE", help_heading = PROCESS,
+          hide_env = true)]
     pub touch: Option<PathBuf>,
 
     /// When not ready, also write the failure reason to FILE; '' for none. `wait` writes it by
     /// default to the kubelet's /dev/termination-log when that file is there.
-    #[arg(long, env = "READYGATE_TERMINATION_LOG", value_name = "FILE")]
+    #[arg(long, env = "READYGATE_TERMINATION_LOG", value_name = "FILE", help_heading = PROCESS,
+          hide_env = true, hide_short_help = true)]
     pub termination_log: Option<OsString>,
 }
 
@@ -357,8 +427,10 @@ pub enum Shell {
 #[derive(Debug, Subcommand)]
 pub enum SidecarCommand {
     /// Run as a built-in sidecar (init container with restartPolicy: Always).
+    #[command(after_long_help = help::SIDECAR_EXAMPLES)]
     Native(SidecarNativeArgs),
     /// Run as a regular container; stand down if the native sidecar runs.
+    #[command(after_long_help = help::SIDECAR_EXAMPLES)]
     Legacy(SidecarLegacyArgs),
 }
 
@@ -396,5 +468,24 @@ mod tests {
     #[test]
     fn clap_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// `--help` gives the variables as one rule, READYGATE_ and the option's name: it holds.
+    #[test]
+    fn every_variable_is_readygate_and_its_options_name() {
+        let mut cli = Cli::command();
+        cli.build();
+        let mut checked = 0;
+        for command in cli.get_subcommands().chain([&cli]) {
+            for arg in command.get_arguments() {
+                let (Some(env), Some(long)) = (arg.get_env(), arg.get_long()) else {
+                    continue;
+                };
+                let rule = format!("READYGATE_{}", long.to_uppercase().replace('-', "_"));
+                assert_eq!(env.to_str(), Some(rule.as_str()), "--{long}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 40, "{checked}");
     }
 }

@@ -6,6 +6,7 @@ mod args;
 pub mod dashes;
 mod environment;
 pub mod generate;
+pub mod help;
 mod usage;
 
 pub use args::*;

@@ -15,6 +15,7 @@ mod fanout;
 mod file_events;
 mod grpc;
 mod help_and_version;
+mod help_fits_a_screen;
 mod hostile;
 mod http_requests;
 mod hung_mount;

@@ -17,7 +17,7 @@ fn man_page() -> String {
     // The page names the release only: it must not change with every commit.
     let mut cmd = Cli::command().version(env!("CARGO_PKG_VERSION"));
     cmd.build();
-    let top = Man::new(cmd.clone());
+    let top = Man::new(with_env(&cmd));
     let mut roff = Vec::new();
     // Writing into a Vec cannot fail.
     let _ = top.render_title(&mut roff);
@@ -27,7 +27,7 @@ fn man_page() -> String {
         let name = command.get_bin_name().unwrap_or(command.get_name());
         let _ = writeln!(roff, ".SH \"{}\"", name.to_uppercase());
         let mut part = Vec::new();
-        sections(&Man::new(command.clone()), &mut part);
+        sections(&Man::new(with_env(command)), &mut part);
         let part = without_hidden_positionals(command, &part);
         // Each part's sections become subsections of the command's own section.
         for line in part.lines() {
@@ -38,6 +38,7 @@ fn man_page() -> String {
         }
     }
     roff.extend_from_slice(TAIL.as_bytes());
+    roff.extend_from_slice(examples().as_bytes());
     let mut page = String::new();
     // Every rendering starts with the same two-line preamble (the `Aq` string): once is enough.
     let mut preambles = 0;
@@ -56,6 +57,12 @@ fn man_page() -> String {
         page.push('\n');
     }
     page
+}
+
+/// `command` with each option's variable shown, as `--help` leaves it to one line of rule: a
+/// page has room for them.
+fn with_env(command: &clap::Command) -> clap::Command {
+    command.clone().mut_args(|arg| arg.hide_env(false))
 }
 
 /// The synopsis, description and options sections of `man`.
@@ -90,6 +97,24 @@ fn leaf_commands(cmd: &clap::Command) -> Vec<&clap::Command> {
         }
     }
     leaves
+}
+
+/// The page ends as `readygate --help` does, with its EXAMPLES: each recipe's words, then its
+/// lines of YAML as they are.
+fn examples() -> String {
+    let mut section = String::from(".SH EXAMPLES\n");
+    let recipes = crate::cli::help::EXAMPLES
+        .strip_prefix("Examples:\n")
+        .unwrap_or_default();
+    for line in recipes.lines() {
+        match line.strip_prefix("    ") {
+            Some(yaml) => {
+                section += &format!(".RS 4\n.nf\n{}\n.fi\n.RE\n", yaml.replace('-', "\\-"))
+            }
+            None => section += &format!(".PP\n{}\n", line.trim()),
+        }
+    }
+    section
 }
 
 /// Exit statuses and environment, which clap does not know about; docs/cli.md has the rest.
