@@ -122,12 +122,13 @@ fn scheme_of(reference: &str) -> Option<&str> {
 }
 
 /// A relative reference (no scheme, no authority) resolved against the current path and
-/// query; the host is the current one, so a stand-in serves as the base's.
+/// query; the host is the current one, so a stand-in serves as the base's. Its scheme is not
+/// one `url` treats as special, which would also escape a `'` in the query.
 fn resolve(current: &str, reference: &str) -> Option<String> {
     if reference.is_empty() {
         return Some(current.to_string());
     }
-    let mut base = Url::parse("http://h/").ok()?;
+    let mut base = Url::parse("readygate://h/").ok()?;
     let (path, query) = current
         .split_once('?')
         .map_or((current, None), |(p, q)| (p, Some(q)));
@@ -199,6 +200,12 @@ mod tests {
                 "{location}"
             );
         }
+    }
+
+    #[test]
+    fn a_quote_in_the_query_is_sent_as_written() {
+        let (next, _) = followed("http://h/a?b", "/c'd?e'f");
+        assert_eq!(next.path, "/c'd?e'f");
     }
 
     #[test]
