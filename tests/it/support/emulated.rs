@@ -3,6 +3,24 @@
 //! it returns early there and is never loosened on the machine it was built for.
 
 use std::io::Write;
+use std::time::Duration;
+
+/// What emulation adds to one run of the binary, from its spawn to its exit: qemu's start and
+/// the translation of every code path the run takes the first time (about 1 s on a loaded
+/// 2-core machine). Added to upper time bounds under qemu only.
+pub const QEMU_ALLOWANCE: Duration = Duration::from_secs(2);
+
+/// `limit` for a run that took `elapsed`: natively `limit` itself; under qemu, a run over it
+/// gets [`QEMU_ALLOWANCE`] more, and the test is recorded as one that needed it.
+pub fn time_limit(elapsed: Duration, limit: Duration) -> Duration {
+    if elapsed < limit || !under_qemu() {
+        return limit;
+    }
+    skip_under_qemu(&format!(
+        "a time bound of {limit:?} held only with qemu's allowance (took {elapsed:?})"
+    ));
+    limit + QEMU_ALLOWANCE
+}
 
 /// Whether this is a foreign-architecture build run under qemu-user: scripts/arm64-tests.sh
 /// sets READYGATE_UNDER_QEMU=1; an x86_64 build never counts as emulated.

@@ -50,6 +50,7 @@ impl Outcome {
     /// Panics unless the run took less than `limit`.
     #[track_caller]
     pub fn expect_faster_than(&self, limit: Duration) -> &Self {
+        let limit = super::emulated::time_limit(self.elapsed, limit);
         assert!(
             self.elapsed < limit,
             "took {:?}, limit {limit:?}: {self:#?}",
