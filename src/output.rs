@@ -4,6 +4,11 @@
 //! writer thread through a channel bounded in bytes; a line too long is cut, what does not fit
 //! is dropped and counted, and exit waits only briefly, then says how many lines it could not
 //! write.
+//!
+//! Its state is process-wide on purpose, as tracing's subscriber is: the process has one
+//! stdout and one stderr, and a line from anywhere (a panic hook, `say!`, a log line) must pass
+//! the same queue and the same secrets. Only this module touches its statics; others reach
+//! them through its functions ([`hide`], [`json_notes`], [`flush`]).
 
 use std::io::Write;
 use std::mem::ManuallyDrop;

@@ -11,10 +11,11 @@ use std::time::{Duration, Instant};
 
 use tokio::runtime::Runtime;
 
-use crate::engine::{self, Condition, Miss, Policy};
+use crate::engine::{self, Attempt, Condition, Miss, Policy};
 use crate::error::Failure;
 use crate::kind::{Check, CheckWatch};
 use crate::net::endpoint::Endpoint;
+use crate::net::resolve::Resolver;
 use crate::net::transport::connect_tcp;
 use crate::process::signal::Terminations;
 
@@ -97,8 +98,9 @@ fn all_digits(text: &str) -> bool {
 enum Gate {
     /// A target checked as readygate checks its own.
     Check(Box<Check>),
-    /// A TCP port whose host is never refused up front: a name is looked up on every attempt.
-    Port(Endpoint),
+    /// A TCP port whose host is never refused up front: a name is looked up on every attempt,
+    /// by the run's resolver.
+    Port(Endpoint, Resolver),
     /// The reason no attempt can succeed, which the script would also only find out by failing
     /// every attempt.
     Never(Failure),
@@ -111,14 +113,16 @@ impl Condition for Gate {
     fn watch(&self) -> CheckWatch {
         match self {
             Gate::Check(check) => check.watch(),
-            Gate::Port(_) | Gate::Never(_) => None,
+            Gate::Port(..) | Gate::Never(_) => None,
         }
     }
 
-    async fn attempt(&self) -> Result<(), Miss<Failure>> {
+    async fn attempt(&self, at: &Attempt) -> Result<(), Miss<Failure>> {
         match self {
-            Gate::Check(check) => check.attempt().await,
-            Gate::Port(endpoint) => Ok(connect_tcp(endpoint).await.map(drop)?),
+            Gate::Check(check) => check.attempt(at).await,
+            Gate::Port(endpoint, resolver) => {
+                Ok(connect_tcp(endpoint, resolver, at).await.map(drop)?)
+            }
             Gate::Never(reason) => Err(Miss::NotYet(reason.clone())),
         }
     }
@@ -144,7 +148,7 @@ async fn wait(
     };
     let local = match &gate {
         Gate::Check(check) => check.target.is_local(false),
-        Gate::Port(endpoint) => endpoint.host.is_local(),
+        Gate::Port(endpoint, _) => endpoint.host.is_local(),
         Gate::Never(_) => false,
     };
     let (names, schedules) = ([name], [crate::plan::schedule(local)]);

@@ -8,6 +8,7 @@ use std::ffi::OsString;
 
 use super::{start, wait, Gate};
 use crate::error::Failure;
+use crate::net::resolve::Resolver;
 use crate::redact::{one_line, quoted};
 use args::{deadline, endpoint, parse, usage, Deadline};
 
@@ -51,7 +52,7 @@ pub fn main(cmdname: &str, args: Vec<OsString>) -> u8 {
         }
     };
     let gate = match endpoint(&plan.host, &plan.port) {
-        Ok(endpoint) => Gate::Port(endpoint),
+        Ok(endpoint) => Gate::Port(endpoint, Resolver::default()),
         Err(reason) => Gate::Never(Failure::Protocol(reason)),
     };
     let status = match runtime.block_on(wait(gate, limit, target.clone(), signals)) {

@@ -1,9 +1,9 @@
 //! What a check may learn of, and tell, the attempt it runs in, without knowing the engine:
 //! when the attempt ends (so that it can stop waiting just then), what it waits for (so that an
 //! attempt cut short says `no response within 1s`, not a bare `no answer within 1s`), and how
-//! long the target asked to be left alone before the next attempt.
+//! long the target asked to be left alone before the next attempt. The engine hands one to
+//! each attempt, as an argument: a check that uses it shows it in its signature.
 
-use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -16,19 +16,17 @@ pub const NOTHING_YET: &str = "no answer";
 /// The words for an attempt cut inside a TLS handshake, whatever the kind.
 pub const TLS_HANDSHAKE: &str = "TLS handshake not complete";
 
-tokio::task_local! {
-    /// The attempt in progress, set by the engine around each attempt.
-    static CURRENT: Attempt;
-}
-
-/// One target's attempt in progress and what its check said of it, shared by the target's
-/// loop and the engine.
+/// One attempt in progress: when it ends, and what its check said of it. Clones share what is
+/// said, so the engine still reads it when it cuts the attempt.
 #[derive(Debug, Clone, Default)]
-pub struct Attempt(Arc<Mutex<Said>>);
+pub struct Attempt {
+    /// When the engine stops waiting for the attempt (`None`: its caller bounds it otherwise).
+    end: Option<Instant>,
+    said: Arc<Mutex<Said>>,
+}
 
 #[derive(Debug, Default)]
 struct Said {
-    end: Option<Instant>,
     /// What the attempt waits for, if it said.
     waiting: Option<&'static str>,
     /// The longest wait the target asked for.
@@ -36,22 +34,44 @@ struct Said {
 }
 
 impl Attempt {
-    /// Runs `attempt` as this target's attempt, ending at `end`, with nothing said yet.
-    pub async fn run<F: Future>(&self, end: Instant, attempt: F) -> F::Output {
-        *self.said() = Said {
+    /// An attempt that ends at `end`, with nothing said yet.
+    pub fn until(end: Instant) -> Attempt {
+        Attempt {
             end: Some(end),
-            ..Said::default()
-        };
-        CURRENT.scope(self.clone(), attempt).await
+            said: Arc::default(),
+        }
+    }
+
+    /// Work outside the engine's attempts (the watch of a `k8s://` target, `--on-exit`'s
+    /// notice), bounded by its caller: no end to learn, and what it says is read by no one.
+    pub fn unbounded() -> Attempt {
+        Attempt::default()
+    }
+
+    /// When the attempt ends, if it is the engine's.
+    pub fn end(&self) -> Option<Instant> {
+        self.end
+    }
+
+    /// Says what the attempt now waits for (`no response`, `body not complete`).
+    pub fn waiting_for(&self, what: &'static str) {
+        self.said().waiting = Some(what);
+    }
+
+    /// The target asks not to be tried again for `wait` (an HTTP `Retry-After`): the next
+    /// attempt comes no sooner.
+    pub fn retry_not_before(&self, wait: Duration) {
+        let mut said = self.said();
+        said.not_before = Some(said.not_before.map_or(wait, |before| before.max(wait)));
     }
 
     /// The longest wait the target asked for during the attempt, if any.
-    pub fn not_before(&self) -> Option<Duration> {
+    pub(super) fn asked_wait(&self) -> Option<Duration> {
         self.said().not_before
     }
 
     /// `WHAT within DURATION`: why an attempt that ran out of time is not ready.
-    pub fn within<F>(&self, took: Duration) -> Missed<F> {
+    pub(super) fn within<F>(&self, took: Duration) -> Missed<F> {
         Missed::TimedOut {
             waiting: self.said().waiting.unwrap_or(NOTHING_YET),
             within: took,
@@ -59,31 +79,8 @@ impl Attempt {
     }
 
     fn said(&self) -> MutexGuard<'_, Said> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.said.lock().unwrap_or_else(|e| e.into_inner())
     }
-}
-
-/// When the attempt in progress ends (`None` outside an attempt).
-pub fn attempt_end() -> Option<Instant> {
-    CURRENT
-        .try_with(|attempt| attempt.said().end)
-        .ok()
-        .flatten()
-}
-
-/// The target asks not to be tried again for `wait` (an HTTP `Retry-After`): the next attempt
-/// comes no sooner. Outside an attempt, nothing happens.
-pub fn retry_not_before(wait: Duration) {
-    let _ = CURRENT.try_with(|attempt| {
-        let mut said = attempt.said();
-        said.not_before = Some(said.not_before.map_or(wait, |before| before.max(wait)));
-    });
-}
-
-/// Says what the running attempt now waits for (`no response`, `body not complete`); outside
-/// an attempt, nothing happens.
-pub fn waiting_for(what: &'static str) {
-    let _ = CURRENT.try_with(|attempt| attempt.said().waiting = Some(what));
 }
 
 #[cfg(test)]
@@ -93,27 +90,27 @@ mod tests {
     #[tokio::test]
     async fn a_check_learns_the_end_says_what_it_waits_for_and_asks_for_a_wait() {
         let end = Instant::now() + Duration::from_secs(1);
-        let attempt = Attempt::default();
-        let seen = attempt
-            .run(end, async {
-                retry_not_before(Duration::from_secs(3));
-                retry_not_before(Duration::from_secs(2));
-                waiting_for("body not complete");
-                attempt_end()
-            })
-            .await;
+        let attempt = Attempt::until(end);
+        let seen = {
+            let at = &attempt;
+            at.retry_not_before(Duration::from_secs(3));
+            at.retry_not_before(Duration::from_secs(2));
+            at.waiting_for("body not complete");
+            at.end()
+        };
         assert_eq!(seen, Some(end));
-        // Outside an attempt: nothing to learn, nothing changed.
-        retry_not_before(Duration::from_secs(9));
-        waiting_for("ignored");
-        assert_eq!(attempt_end(), None);
+        // Outside the engine's attempts: nothing to learn, and nothing said reaches this one.
+        let outside = Attempt::unbounded();
+        outside.retry_not_before(Duration::from_secs(9));
+        outside.waiting_for("ignored");
+        assert_eq!(outside.end(), None);
         let longest = Some(Duration::from_secs(3));
-        assert_eq!(attempt.not_before(), longest, "the longest wins");
+        assert_eq!(attempt.asked_wait(), longest, "the longest wins");
         let cut = attempt.within::<String>(Duration::from_millis(5));
         assert_eq!(cut.to_string(), "body not complete within 5ms");
         // A new attempt starts from nothing said.
-        attempt.run(end, async {}).await;
-        assert_eq!(attempt.not_before(), None);
+        let attempt = Attempt::until(end);
+        assert_eq!(attempt.asked_wait(), None);
         let cut = attempt.within::<String>(Duration::from_secs(1));
         assert_eq!(cut.to_string(), "no answer within 1.0s");
     }

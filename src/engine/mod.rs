@@ -13,8 +13,7 @@ use tokio::task::JoinSet;
 use tokio::time::{sleep, sleep_until, timeout_at, Instant};
 
 use crate::duration::humanize;
-use attempt::Attempt;
-pub use attempt::{attempt_end, retry_not_before, waiting_for, NOTHING_YET, TLS_HANDSHAKE};
+pub use attempt::{Attempt, NOTHING_YET, TLS_HANDSHAKE};
 pub use schedule::{Backoff, Schedule};
 
 /// The least time left for which a new attempt is started.
@@ -92,9 +91,10 @@ pub trait Condition: Send + Sync + 'static {
     /// Starts watching for changes, before the first attempt so none is missed.
     fn watch(&self) -> Self::Watch;
 
-    /// One attempt; `Err` says why the target is not ready, and whether it ever can be. The
-    /// engine bounds its duration.
-    fn attempt(&self) -> impl Future<Output = Result<(), Miss<Self::Failure>>> + Send;
+    /// One attempt, which ends at `at`'s end; `Err` says why the target is not ready, and
+    /// whether it ever can be. The engine bounds its duration, and reads what it told `at`.
+    fn attempt(&self, at: &Attempt)
+        -> impl Future<Output = Result<(), Miss<Self::Failure>>> + Send;
 }
 
 /// A source of "something may have changed, try again now" wake-ups.
@@ -168,7 +168,7 @@ struct Progress<F> {
     report: TargetReport<F>,
     /// When the attempt now in flight started, if one is.
     in_flight: Option<Instant>,
-    /// The attempt in flight, as its check describes it.
+    /// The attempt in flight (or the last one), as its check describes it.
     attempt: Attempt,
     /// When the next attempt may start, if the target asked for a wait.
     not_before: Option<Instant>,
@@ -331,7 +331,6 @@ async fn target_loop<C: Condition>(
     mut backoff: Backoff,
     progress: &Mutex<Progress<C::Failure>>,
 ) -> End {
-    let attempt = lock(progress).attempt.clone();
     // One attempt only (`probe`) has nothing to be woken for: no watch to set up and close.
     let mut watch = (policy.max_attempts != Some(1)).then(|| condition.watch());
     let mut streak = 0;
@@ -350,9 +349,11 @@ async fn target_loop<C: Condition>(
         let end = now
             .checked_add(policy.attempt_timeout)
             .map_or(deadline, |end| end.min(deadline));
+        let attempt = Attempt::until(end);
         {
             let mut progress = lock(progress);
             progress.in_flight = Some(now);
+            progress.attempt = attempt.clone();
             progress.not_before = None;
         }
         let (failure, never) = bounded(&condition, &attempt, now, end).await;
@@ -409,7 +410,7 @@ async fn target_loop<C: Condition>(
             // still ends the wait when it comes, and a wait longer than the cap (a server's
             // `Retry-After: 999999999`) is the cap.
             let cap = MAX_ASKED_WAIT.max(backoff.max());
-            match attempt.not_before().map(|asked| asked.min(cap)) {
+            match attempt.asked_wait().map(|asked| asked.min(cap)) {
                 Some(asked) if asked > delay => {
                     let asked_text = humanize(asked);
                     tracing::debug!(
@@ -444,7 +445,7 @@ async fn bounded<C: Condition>(
     now: Instant,
     end: Instant,
 ) -> (Option<Missed<C::Failure>>, bool) {
-    match timeout_at(end, attempt.run(end, condition.attempt())).await {
+    match timeout_at(end, condition.attempt(attempt)).await {
         Ok(Ok(())) => (None, false),
         Ok(Err(Miss::NotYet(failure))) => (Some(Missed::Failed(failure)), false),
         Ok(Err(Miss::Never(failure))) => (Some(Missed::Failed(failure)), true),
@@ -471,7 +472,7 @@ pub async fn once<C: Condition>(
 ) -> Result<(), Missed<C::Failure>> {
     let now = Instant::now();
     let end = now.checked_add(bound).unwrap_or_else(|| far_future(now));
-    let (failure, _) = bounded(condition, &Attempt::default(), now, end).await;
+    let (failure, _) = bounded(condition, &Attempt::until(end), now, end).await;
     goal_missed(failure, invert).map_or(Ok(()), Err)
 }
 

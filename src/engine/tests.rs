@@ -94,7 +94,7 @@ impl Condition for Scripted {
         self.fires_at.map(|at| FiresAt(self.start + at))
     }
 
-    async fn attempt(&self) -> Result<(), Miss<&'static str>> {
+    async fn attempt(&self, attempt: &Attempt) -> Result<(), Miss<&'static str>> {
         let at = self.start.elapsed();
         let earlier = {
             let mut times = self.times.lock().unwrap();
@@ -111,11 +111,11 @@ impl Condition for Scripted {
                 Err(Miss::NotYet("connection refused"))
             }
             Stalls(why) => {
-                tokio::time::sleep_until(attempt_end().expect("in an attempt")).await;
+                tokio::time::sleep_until(attempt.end().expect("in an attempt")).await;
                 Err(Miss::NotYet(why))
             }
             Busy(wait) => {
-                retry_not_before(wait);
+                attempt.retry_not_before(wait);
                 Err(Miss::NotYet("status 503"))
             }
             Flaps(why) if earlier % 2 == 1 => Err(Miss::NotYet(why)),

@@ -5,6 +5,7 @@ use super::exchange::Exchange;
 use super::url_parts::{plain, Ignored, TargetUrl};
 use super::Context;
 use super::Kind;
+use crate::engine::Attempt;
 use crate::error::Failure;
 use crate::net::endpoint::Endpoint;
 
@@ -29,9 +30,9 @@ pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
 const HEADER: &[u8] = b"AMQP\x00\x00\x09\x01";
 
 /// One attempt: send the header, read the first frame's header and method.
-pub async fn check(amqp: &AmqpTarget, context: &Context) -> Result<(), Failure> {
-    let tls = amqp.tls.then_some((context, "amqp://"));
-    let mut exchange = Exchange::open(&amqp.endpoint, tls, "an AMQP 0-9-1").await?;
+pub async fn check(amqp: &AmqpTarget, context: &Context, at: &Attempt) -> Result<(), Failure> {
+    let tls = amqp.tls.then_some("amqp://");
+    let mut exchange = Exchange::open(&amqp.endpoint, context, tls, "an AMQP 0-9-1", at).await?;
     exchange.send(HEADER).await?;
     // A broker that does not speak this version answers with the header of one it does.
     let answer = exchange.exact(11).await?;

@@ -3,8 +3,10 @@
 
 use super::url_parts::TargetUrl;
 use super::Kind;
+use crate::engine::Attempt;
 use crate::error::Failure;
 use crate::net::endpoint::Host;
+use crate::net::resolve::Resolver;
 
 /// `dns://NAME`: a name, nothing else.
 pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
@@ -24,6 +26,6 @@ pub fn is_local(name: &str) -> bool {
 }
 
 /// One attempt: a lookup as for any host (DNS answers are kept for their TTL, within caps).
-pub async fn check(name: &str) -> Result<(), Failure> {
-    crate::net::resolve::lookup(name).await.map(drop)
+pub async fn check(name: &str, resolver: &Resolver, at: &Attempt) -> Result<(), Failure> {
+    resolver.lookup(name, at).await.map(drop)
 }

@@ -5,7 +5,7 @@
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::Context;
-use crate::engine::{waiting_for, NOTHING_YET, TLS_HANDSHAKE};
+use crate::engine::{Attempt, NOTHING_YET, TLS_HANDSHAKE};
 use crate::error::{describe_io, Failure};
 use crate::net::endpoint::Endpoint;
 use crate::net::tls::{self, Alpn};
@@ -28,19 +28,22 @@ pub struct Exchange {
 }
 
 impl Exchange {
-    /// Connects to `endpoint`, over TLS with `tls`'s settings when given (and the scheme
-    /// without TLS, `redis://`, to suggest to a server that does not speak it).
+    /// Connects to `endpoint` within `at`, over TLS with the run's settings when `tls` names
+    /// the scheme without TLS (`redis://`, to suggest to a server that does not speak it).
     pub async fn open(
         endpoint: &Endpoint,
-        tls: Option<(&Context, &str)>,
+        context: &Context,
+        tls: Option<&str>,
         server: &'static str,
+        at: &Attempt,
     ) -> Result<Exchange, Failure> {
-        let mut stream: BoxedIo = Box::new(connect_tcp(endpoint).await?);
-        if let Some((context, plain)) = tls {
-            waiting_for(TLS_HANDSHAKE);
+        let resolver = &context.resolver;
+        let mut stream: BoxedIo = Box::new(connect_tcp(endpoint, resolver, at).await?);
+        if let Some(plain) = tls {
+            at.waiting_for(TLS_HANDSHAKE);
             let clients = context.tls()?;
-            stream = tls::connect(stream, &endpoint.host, Alpn::None, plain, clients).await?;
-            waiting_for(NOTHING_YET);
+            stream = tls::connect(stream, &endpoint.host, Alpn::None, plain, clients, at).await?;
+            at.waiting_for(NOTHING_YET);
         }
         Ok(Exchange {
             stream,

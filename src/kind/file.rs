@@ -16,6 +16,7 @@ use super::Kind;
 use crate::engine::Watch;
 use crate::error::{describe_io, Failure};
 use crate::matcher::{Matcher, MAX_BODY};
+pub use inotify::HubSlot;
 use inotify::{Hub, Subscriber, Wakers};
 
 /// Least time between wake-ups caused by the folder's other entries: a folder written to
@@ -92,11 +93,11 @@ pub struct Aim {
 }
 
 impl FileWatch {
-    /// A watch aimed by the first [`Aim::refresh`]; `None` when the kernel offers no events
-    /// here (then the target is only polled).
-    pub fn new(path: &Path, wake: Wake) -> Option<FileWatch> {
+    /// A watch aimed by the first [`Aim::refresh`], on the hub in `slot`; `None` when the
+    /// kernel offers no events here (then the target is only polled).
+    pub fn new(path: &Path, wake: Wake, slot: &HubSlot) -> Option<FileWatch> {
         let aim = Arc::new(Aim {
-            hub: Hub::shared()?,
+            hub: Hub::shared(slot)?,
             path: path.to_path_buf(),
             mask: inotify::mask(wake),
             wakers: Arc::default(),
@@ -204,7 +205,8 @@ mod tests {
         let _ = std::fs::remove_dir_all(&base);
         std::fs::create_dir_all(&base).unwrap();
         let (sub, ready) = (base.join("sub"), base.join("sub/ready"));
-        let mut watch = FileWatch::new(&ready, Wake::OnEntries).unwrap();
+        let slot = HubSlot::default();
+        let mut watch = FileWatch::new(&ready, Wake::OnEntries, &slot).unwrap();
         // `sub` appears after its parent was chosen and before the parent's watch is set: no
         // event for it ever comes.
         watch.aim.refresh_with(|| _ = std::fs::create_dir(&sub));

@@ -11,7 +11,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 
 use super::url_parts::TargetUrl;
 use super::{Context, Kind};
-use crate::engine::waiting_for;
+use crate::engine::Attempt;
 use crate::error::describe_error;
 use crate::error::Failure;
 use crate::header::Header;
@@ -81,11 +81,12 @@ pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
 }
 
 /// One attempt: ask the health service about the target's service over a fresh connection.
-pub async fn check(target: &GrpcTarget, context: &Context) -> Result<(), Failure> {
-    let stream = super::http::connect(&target.endpoint, target.tls, Alpn::H2, context).await?;
+pub async fn check(target: &GrpcTarget, context: &Context, at: &Attempt) -> Result<(), Failure> {
+    let (endpoint, tls) = (&target.endpoint, target.tls);
+    let stream = super::http::connect(endpoint, tls, Alpn::H2, context, at).await?;
     let (stream, first) = crate::net::first_bytes::record(stream);
     let transport_error = |e: &hyper::Error| transport_error(e, &first);
-    waiting_for("no response");
+    at.waiting_for("no response");
     let (mut sender, connection) =
         hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
             .await
@@ -95,7 +96,7 @@ pub async fn check(target: &GrpcTarget, context: &Context) -> Result<(), Failure
             .send_request(request(target, &context.options.headers)?)
             .await
             .map_err(|e| transport_error(&e))?;
-        waiting_for("answer not complete");
+        at.waiting_for("answer not complete");
         judge(response, &first).await
     };
     tokio::pin!(exchange);

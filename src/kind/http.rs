@@ -19,7 +19,7 @@ use hyper_util::rt::TokioIo;
 use super::offload::Lane;
 use super::url_parts::TargetUrl;
 use super::{Context, HttpMethod, Kind};
-use crate::engine::waiting_for;
+use crate::engine::{Attempt, NOTHING_YET, TLS_HANDSHAKE};
 use crate::error::describe_error;
 use crate::error::Failure;
 use crate::expect::{HeaderMatch, JsonField};
@@ -83,16 +83,21 @@ pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
 }
 
 /// One attempt: request, following same-host redirects, then judge status and body.
-pub async fn check(target: &HttpTarget, context: &Context, lane: &Lane) -> Result<(), Failure> {
+pub async fn check(
+    target: &HttpTarget,
+    context: &Context,
+    lane: &Lane,
+    at: &Attempt,
+) -> Result<(), Failure> {
     let options = &context.options;
     let mut redirected: Option<HttpTarget> = None;
     let mut carry = Carry::ALL;
     let most = options.redirects.most_requests();
     for _ in 0..most {
         let current = redirected.as_ref().unwrap_or(target);
-        let judge = |response| answer(current, response, options, lane);
+        let judge = |response| answer(current, response, options, lane, at);
         let Redirect::Follow { mut next, absolute } =
-            exchange(current, context, carry, judge).await?
+            exchange(current, context, carry, judge, at).await?
         else {
             return Ok(());
         };
@@ -114,6 +119,7 @@ async fn answer(
     response: Response<Incoming>,
     options: &super::Options,
     lane: &Lane,
+    at: &Attempt,
 ) -> Result<Redirect, Failure> {
     let status = response.status();
     let location = response.headers().get(LOCATION);
@@ -124,7 +130,7 @@ async fn answer(
     if !options.statuses.contains(status.as_u16()) {
         let now = std::time::SystemTime::now();
         if let Some(wait) = retry_after::requested(status, response.headers(), now) {
-            crate::engine::retry_not_before(wait);
+            at.retry_not_before(wait);
         }
         return Err(Failure::Status(status.as_u16()));
     }
@@ -140,7 +146,7 @@ async fn answer(
         return Ok(Redirect::Answer);
     }
     let body = read_body(response.into_body(), MAX_BODY).await?;
-    waiting_for(crate::engine::NOTHING_YET);
+    at.waiting_for(NOTHING_YET);
     // A regex or a parse over a hostile megabyte can take a while: off the timers' thread.
     lane.run(move || judge_body(&body, matcher.as_ref(), &fields))
         .await??;
@@ -185,11 +191,13 @@ fn header_matches(headers: &HeaderMap, expected: &HeaderMatch) -> Result<(), Fai
 
 /// One request with the context's method over a fresh connection, no redirect followed and
 /// no body read: the status it got. For `--on-exit`'s POST, which is a notice, not a check.
-pub async fn send(target: &HttpTarget, context: &Context) -> Result<StatusCode, Failure> {
-    exchange(target, context, Carry::ALL, |response| async move {
-        Ok(response.status())
-    })
-    .await
+pub async fn send(
+    target: &HttpTarget,
+    context: &Context,
+    at: &Attempt,
+) -> Result<StatusCode, Failure> {
+    let status = |response: Response<Incoming>| async move { Ok(response.status()) };
+    exchange(target, context, Carry::ALL, status, at).await
 }
 
 /// Sends one request over a fresh connection and hands the response (body unread) to `judge`.
@@ -198,6 +206,7 @@ async fn exchange<T, F, J>(
     context: &Context,
     carry: Carry,
     judge: J,
+    at: &Attempt,
 ) -> Result<T, Failure>
 where
     J: FnOnce(Response<Incoming>) -> F,
@@ -210,8 +219,8 @@ where
         HttpMethod::Post => hyper::Method::POST,
     };
     let request = request::build(target, method, &options.headers, carry)?;
-    let stream = connect(&target.endpoint, target.tls, Alpn::Http1, context).await?;
-    roundtrip(stream, request, judge).await
+    let stream = connect(&target.endpoint, target.tls, Alpn::Http1, context, at).await?;
+    roundtrip(stream, request, judge, at).await
 }
 
 /// A fresh connection to `endpoint` (or `--unix-socket`), in TLS offering `alpn` if `tls`.
@@ -220,17 +229,19 @@ pub async fn connect(
     tls: bool,
     alpn: Alpn,
     context: &Context,
+    at: &Attempt,
 ) -> Result<BoxedIo, Failure> {
-    let stream = transport::open(endpoint, context.options.unix_socket.as_deref()).await?;
+    let unix_socket = context.options.unix_socket.as_deref();
+    let stream = transport::open(endpoint, unix_socket, &context.resolver, at).await?;
     if !tls {
         return Ok(stream);
     }
-    waiting_for(crate::engine::TLS_HANDSHAKE);
+    at.waiting_for(TLS_HANDSHAKE);
     let plain = match alpn {
         Alpn::H2 => "grpc://",
         Alpn::Http1 | Alpn::None => "http://",
     };
-    crate::net::tls::connect(stream, &endpoint.host, alpn, plain, context.tls()?).await
+    crate::net::tls::connect(stream, &endpoint.host, alpn, plain, context.tls()?, at).await
 }
 
 /// Sends `request` as the only one over `stream` and hands the response (body unread) to
@@ -240,13 +251,14 @@ pub async fn roundtrip<T, F, J>(
     stream: BoxedIo,
     mut request: Request<Empty<Bytes>>,
     judge: J,
+    at: &Attempt,
 ) -> Result<T, Failure>
 where
     J: FnOnce(Response<Incoming>) -> F,
     F: Future<Output = Result<T, Failure>>,
 {
     let informational = informational::Guard::attach(&mut request);
-    waiting_for("no response");
+    at.waiting_for("no response");
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
         .map_err(|e| describe_error(&e))?;
@@ -255,7 +267,7 @@ where
             .send_request(request)
             .await
             .map_err(|e| describe_error(&e))?;
-        waiting_for("body not complete");
+        at.waiting_for("body not complete");
         judge(response).await
     };
     tokio::pin!(exchange);

@@ -2,7 +2,9 @@
 
 use super::exchange::{server_text, Exchange};
 use super::url_parts::{plain, Ignored, TargetUrl};
+use super::Context;
 use super::Kind;
+use crate::engine::Attempt;
 use crate::error::Failure;
 use crate::net::endpoint::Endpoint;
 
@@ -12,8 +14,8 @@ pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
 }
 
 /// One attempt: `version`, then one line.
-pub async fn check(endpoint: &Endpoint) -> Result<(), Failure> {
-    let mut exchange = Exchange::open(endpoint, None, "a memcached").await?;
+pub async fn check(endpoint: &Endpoint, context: &Context, at: &Attempt) -> Result<(), Failure> {
+    let mut exchange = Exchange::open(endpoint, context, None, "a memcached", at).await?;
     exchange.send(b"version\r\n").await?;
     let line = exchange.line().await?;
     if line.starts_with(b"VERSION ") {

@@ -26,16 +26,18 @@ mod url_parts;
 mod zookeeper;
 
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 pub use crate::net::endpoint::{Endpoint, Host};
 pub use http::redirect::Redirects;
 use url_parts::TargetUrl;
 
-use crate::engine::{Condition, Miss};
+use crate::engine::{Attempt, Condition, Miss};
 use crate::error::Failure;
 use crate::header::Header;
 use crate::matcher::Matcher;
+use crate::net::resolve::Resolver;
 use crate::net::tls::Clients;
 use crate::status::StatusRanges;
 use target::Target;
@@ -163,12 +165,20 @@ pub enum HttpMethod {
     Post,
 }
 
-/// State shared by all checks of one run: the options, and what is set up lazily for them.
+/// State shared by all checks of one run: the options, what is set up lazily for them, and
+/// what the run remembers between attempts. Handed down to each check, never reached through
+/// a global: two runs in one process (tests, `serve`'s notice) share nothing.
 #[derive(Debug)]
 pub struct Context {
     pub options: Options,
     /// TLS client settings, made on the first `https://` or `grpcs://` attempt.
     tls: OnceLock<Result<Clients, Failure>>,
+    /// The DNS answers and nameserver order every connect of the run shares.
+    pub resolver: Resolver,
+    /// The inotify instance the run's file targets share.
+    pub inotify: file::HubSlot,
+    /// Whether `redis://`'s warning about `-NOAUTH` was given (once per run).
+    pub noauth_told: AtomicBool,
 }
 
 impl Context {
@@ -176,6 +186,9 @@ impl Context {
         Arc::new(Context {
             options,
             tls: OnceLock::new(),
+            resolver: Resolver::default(),
+            inotify: file::HubSlot::default(),
+            noauth_told: AtomicBool::new(false),
         })
     }
 
@@ -240,13 +253,13 @@ impl Condition for Check {
             Some(_) => file::Wake::OnContent,
             None => file::Wake::OnEntries,
         };
-        let watch = file::FileWatch::new(path, wake)?;
+        let watch = file::FileWatch::new(path, wake, &self.context.inotify)?;
         *self.aim.lock().expect("aim lock") = Arc::downgrade(&watch.aim);
         Some(Watches::File(watch))
     }
 
-    async fn attempt(&self) -> Result<(), Miss<Failure>> {
-        self.attempt_kind().await.map_err(|miss| {
+    async fn attempt(&self, at: &Attempt) -> Result<(), Miss<Failure>> {
+        self.attempt_kind(at).await.map_err(|miss| {
             let name = self.target.to_string();
             match miss {
                 Miss::NotYet(failure) => Miss::NotYet(failure.for_target(&name)),
@@ -269,17 +282,17 @@ impl Check {
         }
     }
 
-    async fn attempt_kind(&self) -> Result<(), Miss<Failure>> {
+    async fn attempt_kind(&self, at: &Attempt) -> Result<(), Miss<Failure>> {
         let context = &self.context;
         let outcome = match &self.target.kind {
-            Kind::Tcp(endpoint) => tcp::check(endpoint).await,
+            Kind::Tcp(endpoint) => tcp::check(endpoint, &context.resolver, at).await,
             Kind::Unix(path) => unix::check(path).await,
-            Kind::Http(target) => http::check(target, context, &self.lane).await,
+            Kind::Http(target) => http::check(target, context, &self.lane, at).await,
             Kind::File(path) => {
                 // Off the runtime's thread: a stale mount or a slow regex must not stall timers.
                 // Without a regex to blame, a job cut short is waiting for the file system.
                 if context.options.matcher.is_none() {
-                    crate::engine::waiting_for(offload::FS_SILENT);
+                    at.waiting_for(offload::FS_SILENT);
                 }
                 let (path, context) = (path.clone(), context.clone());
                 let aim = self.aim.lock().expect("aim lock").upgrade();
@@ -289,17 +302,20 @@ impl Check {
                 };
                 self.lane.run(job).await?
             }
-            Kind::Grpc(target) => grpc::check(target, context).await,
-            Kind::Postgres(target) => postgres::check(target).await,
-            Kind::Redis(redis) => redis::check(redis, &self.target, context).await,
-            Kind::Mysql(endpoint) => mysql::check(endpoint).await,
-            Kind::Amqp(target) => amqp::check(target, context).await,
-            Kind::Memcached(endpoint) => memcached::check(endpoint).await,
-            Kind::Nats(endpoint) => nats::check(endpoint).await,
-            Kind::Zookeeper(endpoint) => zookeeper::check(endpoint).await,
-            Kind::Dns(name) => dns::check(name).await,
+            Kind::Grpc(target) => grpc::check(target, context, at).await,
+            Kind::Postgres(target) => postgres::check(target, context, at).await,
+            Kind::Redis(redis) => redis::check(redis, &self.target, context, at).await,
+            Kind::Mysql(endpoint) => mysql::check(endpoint, context, at).await,
+            Kind::Amqp(target) => amqp::check(target, context, at).await,
+            Kind::Memcached(endpoint) => memcached::check(endpoint, context, at).await,
+            Kind::Nats(endpoint) => nats::check(endpoint, context, at).await,
+            Kind::Zookeeper(endpoint) => zookeeper::check(endpoint, context, at).await,
+            Kind::Dns(name) => dns::check(name, &context.resolver, at).await,
             Kind::K8s(target) => match &context.options.k8s {
-                Some(cluster) => return k8s::check(target, cluster, &self.feed).await,
+                Some(cluster) => {
+                    let resolver = &context.resolver;
+                    return k8s::check(target, cluster, &self.feed, resolver, at).await;
+                }
                 None => Err(Failure::Protocol("no in-cluster config for k8s://".into())),
             },
         };

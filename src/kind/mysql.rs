@@ -3,7 +3,9 @@
 
 use super::exchange::{server_text, Exchange, MAX_ANSWER};
 use super::url_parts::{plain, Ignored, TargetUrl};
+use super::Context;
 use super::Kind;
+use crate::engine::Attempt;
 use crate::error::Failure;
 use crate::net::endpoint::Endpoint;
 
@@ -13,8 +15,8 @@ pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
 }
 
 /// One attempt: read the greeting packet.
-pub async fn check(endpoint: &Endpoint) -> Result<(), Failure> {
-    let mut exchange = Exchange::open(endpoint, None, "a MySQL").await?;
+pub async fn check(endpoint: &Endpoint, context: &Context, at: &Attempt) -> Result<(), Failure> {
+    let mut exchange = Exchange::open(endpoint, context, None, "a MySQL", at).await?;
     // A packet: a 3-byte little-endian length and a sequence number, then the payload.
     let header = exchange.exact(4).await?;
     let length = u32::from_le_bytes([header[0], header[1], header[2], 0]) as usize;

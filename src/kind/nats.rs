@@ -3,7 +3,9 @@
 
 use super::exchange::{find, server_text, Exchange};
 use super::url_parts::{plain, Ignored, TargetUrl};
+use super::Context;
 use super::Kind;
+use crate::engine::Attempt;
 use crate::error::Failure;
 use crate::net::endpoint::Endpoint;
 
@@ -13,8 +15,8 @@ pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
 }
 
 /// One attempt: read the `INFO` line.
-pub async fn check(endpoint: &Endpoint) -> Result<(), Failure> {
-    let mut exchange = Exchange::open(endpoint, None, "a NATS").await?;
+pub async fn check(endpoint: &Endpoint, context: &Context, at: &Attempt) -> Result<(), Failure> {
+    let mut exchange = Exchange::open(endpoint, context, None, "a NATS", at).await?;
     // `INFO` lists a cluster's client URLs, so it may be longer than most answers.
     exchange.limit = 16 * 1024;
     let line = exchange.line().await?;

@@ -5,7 +5,9 @@
 
 use super::exchange::{server_text, Exchange, MAX_ANSWER};
 use super::url_parts::{decode, split, Parts, TargetUrl};
+use super::Context;
 use super::Kind;
+use crate::engine::Attempt;
 use crate::error::Failure;
 use crate::net::endpoint::Endpoint;
 
@@ -48,8 +50,12 @@ pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
 }
 
 /// One attempt: send the StartupMessage and read the first message back.
-pub async fn check(target: &PostgresTarget) -> Result<(), Failure> {
-    let mut exchange = Exchange::open(&target.endpoint, None, "a PostgreSQL").await?;
+pub async fn check(
+    target: &PostgresTarget,
+    context: &Context,
+    at: &Attempt,
+) -> Result<(), Failure> {
+    let mut exchange = Exchange::open(&target.endpoint, context, None, "a PostgreSQL", at).await?;
     exchange.send(&startup_message(target)).await?;
     let header = exchange.exact(5).await?;
     let length = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;

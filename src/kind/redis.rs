@@ -3,13 +3,14 @@
 //! (`-MASTERDOWN`) or one busy with a script (`-BUSY`) answers with an error instead, and that
 //! error is the reason.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 use super::exchange::{server_text, Exchange};
 use super::target::Target;
 use super::url_parts::{decode, split, Parts, TargetUrl};
 use super::Context;
 use super::Kind;
+use crate::engine::Attempt;
 use crate::error::Failure;
 use crate::net::endpoint::Endpoint;
 use crate::secrets::Secret;
@@ -71,13 +72,15 @@ pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
     }))
 }
 
-/// Whether the warning about `-NOAUTH` was given (once per run).
-static NOAUTH_TOLD: AtomicBool = AtomicBool::new(false);
-
 /// One attempt: `[AUTH …] PING` in one write, then one line per command.
-pub async fn check(redis: &RedisTarget, target: &Target, context: &Context) -> Result<(), Failure> {
-    let tls = redis.tls.then_some((context, "redis://"));
-    let mut exchange = Exchange::open(&redis.endpoint, tls, "a Redis").await?;
+pub async fn check(
+    redis: &RedisTarget,
+    target: &Target,
+    context: &Context,
+    at: &Attempt,
+) -> Result<(), Failure> {
+    let tls = redis.tls.then_some("redis://");
+    let mut exchange = Exchange::open(&redis.endpoint, context, tls, "a Redis", at).await?;
     let mut request = Vec::new();
     if let Some(auth) = &redis.auth {
         let mut words = vec!["AUTH"];
@@ -100,7 +103,7 @@ pub async fn check(redis: &RedisTarget, target: &Target, context: &Context) -> R
         Reply::Error(error) if redis.auth.is_none() && error.starts_with("NOAUTH") => {
             // At info: `wait` says it, `probe` (whose stderr is the kubelet's event) only
             // with -v.
-            if !NOAUTH_TOLD.swap(true, Ordering::Relaxed) {
+            if !context.noauth_told.swap(true, Ordering::Relaxed) {
                 tracing::info!(
                     "{target}: the server wants a password and none was given: taken as ready, \
                      but whether it is still loading cannot be seen (give it as \

@@ -3,7 +3,9 @@
 
 use super::exchange::{find, server_text, Exchange};
 use super::url_parts::{plain, Ignored, TargetUrl};
+use super::Context;
 use super::Kind;
+use crate::engine::Attempt;
 use crate::error::Failure;
 use crate::net::endpoint::Endpoint;
 
@@ -21,8 +23,8 @@ const STARTS: [&[u8]; 3] = [
 
 /// One attempt: `srvr`, then the answer up to the server's close, or as soon as its first bytes
 /// are none of a ZooKeeper's (a server of another kind may hold the connection open).
-pub async fn check(endpoint: &Endpoint) -> Result<(), Failure> {
-    let mut exchange = Exchange::open(endpoint, None, "a ZooKeeper").await?;
+pub async fn check(endpoint: &Endpoint, context: &Context, at: &Attempt) -> Result<(), Failure> {
+    let mut exchange = Exchange::open(endpoint, context, None, "a ZooKeeper", at).await?;
     exchange.send(b"srvr").await?;
     let answer = exchange.until_closed_if(zookeeper_so_far).await?;
     let has = |words: &[u8]| find(&answer, words).is_some();

@@ -21,6 +21,7 @@ use rustls::{Error as TlsError, SignatureScheme};
 use tokio_rustls::TlsConnector;
 
 use super::endpoint::Host;
+use crate::engine::{Attempt, TLS_HANDSHAKE};
 use crate::error::{describe_io, Failure};
 use crate::kind::offload::Lane;
 use crate::net::transport::BoxedIo;
@@ -70,6 +71,8 @@ impl Alpn {
 #[derive(Debug)]
 pub struct Clients {
     config: ClientConfig,
+    /// Whether a server asked for a client certificate that is not set, and was told so.
+    asked: Arc<client_cert::Asked>,
     /// `--tls-server-name`: the name to use instead of the URL's host.
     server_name: Option<ServerName<'static>>,
     /// The system bundle's bytes, which the verifier reads: read before the first handshake,
@@ -92,6 +95,7 @@ impl Clients {
             tracing::warn!("--insecure: TLS certificates are not verified");
         }
         let bundle = Arc::new(OnceLock::new());
+        let asked = Arc::default();
         let verifier = Verifier {
             insecure,
             quick: verifier(quick_roots(cacert))?,
@@ -104,13 +108,17 @@ impl Clients {
             .map_err(setup)?
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(verifier))
-            .with_client_cert_resolver(Arc::new(client_cert::Offer(client_cert.cloned())));
+            .with_client_cert_resolver(Arc::new(client_cert::Offer {
+                identity: client_cert.cloned(),
+                asked: Arc::clone(&asked),
+            }));
         // Without verification no bundle is needed.
         if insecure {
             let _ = bundle.set(None);
         }
         Ok(Clients {
             config,
+            asked,
             server_name,
             bundle,
             lane: Lane::default(),
@@ -119,14 +127,14 @@ impl Clients {
 
     /// Reads the system bundle on the lane, unless it was: the attempt's timeout and the
     /// run's signals bound the wait, and a later attempt waits for the same read.
-    async fn read_bundle(&self) -> Result<(), Failure> {
+    async fn read_bundle(&self, at: &Attempt) -> Result<(), Failure> {
         if self.bundle.get().is_some() {
             return Ok(());
         }
-        crate::engine::waiting_for(BUNDLE_NOT_READ);
+        at.waiting_for(BUNDLE_NOT_READ);
         let bundle = self.lane.run(read_system_bundle).await?;
         let _ = self.bundle.set(bundle);
-        crate::engine::waiting_for(crate::engine::TLS_HANDSHAKE);
+        at.waiting_for(TLS_HANDSHAKE);
         Ok(())
     }
 }
@@ -250,6 +258,7 @@ pub async fn connect(
     alpn: Alpn,
     plain: &str,
     clients: &Clients,
+    at: &Attempt,
 ) -> Result<BoxedIo, Failure> {
     let skip = "skip verification with --insecure, as the kubelet's httpGet does";
     let advice = words::Advice {
@@ -260,8 +269,9 @@ pub async fn connect(
     let mut config = clients.config.clone();
     config.alpn_protocols = alpn.protocols();
     let name = clients.server_name.clone();
-    clients.read_bundle().await?;
-    handshake(stream, host, name, Arc::new(config), &advice).await
+    clients.read_bundle(at).await?;
+    let asked = Some(&*clients.asked);
+    handshake(stream, host, name, Arc::new(config), &advice, asked).await
 }
 
 /// Wraps `stream` in TLS with these settings, `host` as the server name (as [`connect`]);
@@ -277,7 +287,7 @@ pub async fn connect_with(
         skip: None,
         plain: None,
     };
-    handshake(stream, host, None, Arc::clone(config), &advice).await
+    handshake(stream, host, None, Arc::clone(config), &advice, None).await
 }
 
 /// Wraps `stream` in TLS with these settings, naming the server `name` or else `host`.
@@ -287,6 +297,7 @@ async fn handshake(
     name: Option<ServerName<'static>>,
     config: Arc<ClientConfig>,
     advice: &words::Advice<'_>,
+    asked: Option<&client_cert::Asked>,
 ) -> Result<BoxedIo, Failure> {
     let name = match name {
         Some(name) => name,
@@ -294,7 +305,7 @@ async fn handshake(
     };
     let shown = name.to_str().into_owned();
     let connecting = TlsConnector::from(config).connect(name, stream);
-    let stream = client_cert::handshake(&shown, connecting).await;
+    let stream = client_cert::handshake(&shown, connecting, asked).await;
     let stream = stream
         .map_err(|e| Failure::Tls(format!("TLS handshake: {}", words::handshake(&e, advice))))?;
     Ok(Box::new(stream))

@@ -12,8 +12,9 @@ use tokio::task::JoinSet;
 use tokio::time::sleep;
 
 use super::endpoint::{Endpoint, Host};
+use crate::engine::Attempt;
 use crate::error::{describe_io, Failure};
-use crate::net::resolve::lookup;
+use crate::net::resolve::Resolver;
 
 /// Any stream an HTTP or gRPC client can run over.
 pub trait Io: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
@@ -29,11 +30,15 @@ const NEXT_ADDRESS_AFTER: Duration = Duration::from_millis(250);
 
 /// Connects to the first address of `endpoint` that accepts, racing them as Happy Eyeballs
 /// (RFC 8305) does: each joins [`NEXT_ADDRESS_AFTER`] after the one before, or at once when
-/// one fails. The error names the last failure.
-pub async fn connect_tcp(endpoint: &Endpoint) -> Result<TcpStream, Failure> {
+/// one fails. The error names the last failure. A name is looked up by `resolver` within `at`.
+pub async fn connect_tcp(
+    endpoint: &Endpoint,
+    resolver: &Resolver,
+    at: &Attempt,
+) -> Result<TcpStream, Failure> {
     let ips = match &endpoint.host {
         Host::Ip(ip) => vec![*ip],
-        Host::Name(name) => lookup(name).await?,
+        Host::Name(name) => resolver.lookup(name, at).await?,
     };
     let addrs: Vec<_> = ips.iter().map(|&ip| (ip, endpoint.port).into()).collect();
     connect_any(&addrs, endpoint).await
@@ -87,10 +92,15 @@ pub async fn connect_unix(path: &Path) -> Result<UnixStream, Failure> {
 }
 
 /// Opens the stream for an HTTP or gRPC request: through `unix_socket` if given, else TCP.
-pub async fn open(endpoint: &Endpoint, unix_socket: Option<&Path>) -> Result<BoxedIo, Failure> {
+pub async fn open(
+    endpoint: &Endpoint,
+    unix_socket: Option<&Path>,
+    resolver: &Resolver,
+    at: &Attempt,
+) -> Result<BoxedIo, Failure> {
     match unix_socket {
         Some(path) => Ok(Box::new(connect_unix(path).await?)),
-        None => Ok(Box::new(connect_tcp(endpoint).await?)),
+        None => Ok(Box::new(connect_tcp(endpoint, resolver, at).await?)),
     }
 }
 

@@ -115,7 +115,9 @@ pub async fn notify(url: &HttpTarget, attempt_timeout: Duration, options: &Optio
         ..Options::default()
     });
     let shown = shown(url);
-    match timeout(attempt_timeout, http::send(url, &context)).await {
+    // Bounded here rather than by an engine's attempt.
+    let at = crate::engine::Attempt::unbounded();
+    match timeout(attempt_timeout, http::send(url, &context, &at)).await {
         Ok(Ok(status)) if status.is_success() => {
             tracing::info!(
                 event = "on_exit",

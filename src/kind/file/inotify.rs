@@ -1,7 +1,6 @@
 //! Folder events through one inotify instance for the whole run: every file target watching
 //! a folder shares that folder's one watch, so a thousand targets cost one descriptor.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -79,35 +78,33 @@ impl Subscriber {
     }
 }
 
-thread_local! {
-    /// The runtime thread's hub while any watch uses it.
-    static HUB: RefCell<Weak<Hub>> = const { RefCell::new(Weak::new()) };
-}
+/// Where a run keeps its hub while any watch uses it (the last watch gone, the hub closes).
+#[derive(Debug, Default)]
+pub struct HubSlot(Mutex<Weak<Hub>>);
 
 impl Hub {
-    /// The hub, made on first use on the runtime's thread; `None` when inotify is unavailable
-    /// (no descriptor left, or none in this kernel): targets are then polled.
-    pub fn shared() -> Option<Arc<Hub>> {
-        HUB.with(|slot| {
-            if let Some(hub) = slot.borrow().upgrade() {
-                return Some(hub);
-            }
-            let inotify = Inotify::init().ok()?;
-            let watches = inotify.watches();
-            // SAFETY: `Inotify` owns its descriptor and keeps it open, unchanged, until dropped,
-            // and it is dropped only with the `AsyncFd` that holds it.
-            let inotify =
-                unsafe { AsyncFd::register_with_interest(inotify, Interest::READABLE) }.ok()?;
-            let folders = Folders::default();
-            let reader = tokio::spawn(read(inotify, Arc::clone(&folders))).abort_handle();
-            let hub = Arc::new(Hub {
-                watches,
-                folders,
-                reader,
-            });
-            *slot.borrow_mut() = Arc::downgrade(&hub);
-            Some(hub)
-        })
+    /// The hub of `slot`, made on first use on the runtime's thread; `None` when inotify is
+    /// unavailable (no descriptor left, or none in this kernel): targets are then polled.
+    pub fn shared(slot: &HubSlot) -> Option<Arc<Hub>> {
+        let mut slot = slot.0.lock().expect("hub lock");
+        if let Some(hub) = slot.upgrade() {
+            return Some(hub);
+        }
+        let inotify = Inotify::init().ok()?;
+        let watches = inotify.watches();
+        // SAFETY: `Inotify` owns its descriptor and keeps it open, unchanged, until dropped,
+        // and it is dropped only with the `AsyncFd` that holds it.
+        let inotify =
+            unsafe { AsyncFd::register_with_interest(inotify, Interest::READABLE) }.ok()?;
+        let folders = Folders::default();
+        let reader = tokio::spawn(read(inotify, Arc::clone(&folders))).abort_handle();
+        let hub = Arc::new(Hub {
+            watches,
+            folders,
+            reader,
+        });
+        *slot = Arc::downgrade(&hub);
+        Some(hub)
     }
 
     /// Puts `subscriber` on the watch `new`, taking it off `old`.
@@ -186,8 +183,9 @@ mod tests {
     async fn targets_share_one_instance_and_one_watch_per_folder() {
         let base = std::env::temp_dir().join(format!("readygate-watch-{}", std::process::id()));
         std::fs::create_dir_all(&base).unwrap();
-        let mut a = FileWatch::new(&base.join("a"), Wake::OnEntries).unwrap();
-        let mut b = FileWatch::new(&base.join("b"), Wake::OnEntries).unwrap();
+        let slot = HubSlot::default();
+        let mut a = FileWatch::new(&base.join("a"), Wake::OnEntries, &slot).unwrap();
+        let mut b = FileWatch::new(&base.join("b"), Wake::OnEntries, &slot).unwrap();
         let hub = Arc::clone(&a.aim.hub);
         assert!(Arc::ptr_eq(&hub, &b.aim.hub));
         let watched = || hub.folders.lock().unwrap().len();
@@ -205,7 +203,7 @@ mod tests {
         drop(b);
         assert_eq!(watched(), 0);
         drop(hub);
-        let open = HUB.with(|slot| slot.borrow().strong_count());
+        let open = slot.0.lock().unwrap().strong_count();
         assert_eq!(open, 0, "the instance closes with its last watch");
         std::fs::remove_dir_all(&base).unwrap();
     }

@@ -22,8 +22,9 @@ pub use watch::{Feed, Watcher};
 
 use super::url_parts::TargetUrl;
 use super::Kind;
-use crate::engine::Miss;
+use crate::engine::{Attempt, Miss};
 use crate::error::Failure;
+use crate::net::resolve::Resolver;
 use list::{Item, Items};
 use request::Query::{self, Get, List};
 use request::{fetch_body, Resource};
@@ -37,14 +38,21 @@ pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
 pub type Verdict = Result<(), Miss<Failure>>;
 
 /// One attempt on `target`, against `cluster`: the last state `feed`'s watch saw while it keeps
-/// it current, else one GET, its answer judged (and the watch started from it).
-pub async fn check(target: &K8sTarget, cluster: &Cluster, feed: &Feed) -> Verdict {
+/// it current, else one GET within `at`, its answer judged (and the watch started from it).
+pub async fn check(
+    target: &K8sTarget,
+    cluster: &Cluster,
+    feed: &Feed,
+    resolver: &Resolver,
+    at: &Attempt,
+) -> Verdict {
     if let Some(verdict) = feed.current() {
         return verdict;
     }
     let ns = namespace(target, cluster);
     let (resource, query) = source(target);
-    let body = fetch_body(cluster, resource, ns, &query, || absent(target, ns)).await;
+    let absent = || absent(target, ns);
+    let body = fetch_body(cluster, resource, ns, &query, absent, resolver, at).await;
     let (verdict, version, items) = match (body, &query) {
         (Err(miss), _) => (Err(miss), None, None),
         (Ok(body), Get(_)) => (judge(target, &body), watch::version(&body), None),

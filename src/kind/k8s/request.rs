@@ -10,12 +10,13 @@ use serde::Deserialize;
 
 use super::cluster::Cluster;
 use super::object::clip;
-use crate::engine::Miss;
+use crate::engine::{Attempt, Miss, TLS_HANDSHAKE};
 use crate::error::Failure;
 use crate::header::Header;
 use crate::kind::http::request::{build, Carry};
 use crate::kind::http::HttpTarget;
 use crate::kind::http::{read_body, roundtrip};
+use crate::net::resolve::Resolver;
 use crate::net::transport::{connect_tcp, BoxedIo};
 
 /// The most of an answer that is read: a list of a few hundred pods; also the most of one
@@ -42,24 +43,27 @@ struct Status {
 }
 
 /// Asks `query` of `resource` in `namespace`: the answer's body (status 200), unread. No such
-/// object (404) is not ready yet, and `absent` says why.
+/// object (404) is not ready yet, and `absent` says why. The name is looked up by `resolver`,
+/// all within `at`.
 pub async fn fetch_body(
     cluster: &Cluster,
     resource: Resource,
     namespace: &str,
     query: &Query<'_>,
     absent: impl FnOnce() -> String,
+    resolver: &Resolver,
+    at: &Attempt,
 ) -> Result<Vec<u8>, Miss<Failure>> {
     let token = cluster.read_token().await?;
     let request = request(&cluster.api, path(resource, namespace, query), &token);
     let request = request.map_err(Failure::from)?;
-    let stream = connect(cluster).await?;
-    let (status, body) = roundtrip(stream, request, |response| async move {
+    let stream = connect(cluster, resolver, at).await?;
+    let read = |response: hyper::Response<hyper::body::Incoming>| async move {
         let status = response.status().as_u16();
         let body = read_body(response.into_body(), MAX_ANSWER + 1).await?;
         Ok((status, body))
-    })
-    .await?;
+    };
+    let (status, body) = roundtrip(stream, request, read, at).await?;
     if body.len() > MAX_ANSWER {
         let mib = MAX_ANSWER >> 20;
         return Err(Failure::from(format!("the API server's answer is over {mib} MiB")).into());
@@ -87,11 +91,15 @@ pub async fn fetch_body(
 }
 
 /// A fresh connection to the API server, TLS verified with `ca.crt`.
-pub async fn connect(cluster: &Cluster) -> Result<BoxedIo, Failure> {
+pub async fn connect(
+    cluster: &Cluster,
+    resolver: &Resolver,
+    at: &Attempt,
+) -> Result<BoxedIo, Failure> {
     let host = &cluster.api.endpoint.host;
-    let stream: BoxedIo = Box::new(connect_tcp(&cluster.api.endpoint).await?);
+    let stream: BoxedIo = Box::new(connect_tcp(&cluster.api.endpoint, resolver, at).await?);
     let trust = "not the one in the service account's ca.crt";
-    crate::engine::waiting_for(crate::engine::TLS_HANDSHAKE);
+    at.waiting_for(TLS_HANDSHAKE);
     crate::net::tls::connect_with(stream, host, &cluster.tls, trust).await
 }
 

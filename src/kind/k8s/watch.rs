@@ -12,6 +12,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::Response;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::{oneshot, Notify};
@@ -24,10 +26,11 @@ use super::object::clip;
 use super::request::Query::{Get, List};
 use super::request::{api_group, collection, connect, request, MAX_ANSWER};
 use super::{absent, judge, judge_list, list_item, namespace, source, K8sTarget, Verdict};
-use crate::engine::{Miss, Watch};
+use crate::engine::{Attempt, Miss, Watch};
 use crate::error::Failure;
 use crate::kind::http::roundtrip;
 use crate::kind::Context;
+use crate::net::resolve::Resolver;
 use crate::percent::encode_query_value;
 
 /// The shortest `timeoutSeconds` asked of the API server, and the spread added at random (so
@@ -224,7 +227,7 @@ async fn follow(target: K8sTarget, context: Arc<Context>, feed: Arc<Feed>, name:
             encode_query_value(&from),
         );
         let span = Duration::from_secs(seconds);
-        match once(cluster, path, &reader, span).await {
+        match once(cluster, &context.resolver, path, &reader, span).await {
             Ended::Resume => tracing::debug!("{name}: the watch ended; resuming"),
             Ended::Gone => {
                 tracing::debug!("{name}: the watch's version is gone; re-listing");
@@ -253,15 +256,23 @@ async fn follow(target: K8sTarget, context: Arc<Context>, feed: Arc<Feed>, name:
 
 /// One watch request of `path`, asked to end after `span`: its events read into the feed
 /// until it ends.
-async fn once(cluster: &Cluster, path: String, reader: &Reader<'_>, span: Duration) -> Ended {
+async fn once(
+    cluster: &Cluster,
+    resolver: &Resolver,
+    path: String,
+    reader: &Reader<'_>,
+    span: Duration,
+) -> Ended {
     let bound = cluster.attempt_timeout;
     let (head, mut headed) = oneshot::channel();
     let exchange = async {
         // Read afresh for every request: bound tokens rotate.
         let token = cluster.read_token().await?;
         let request = request(&cluster.api, path, &token).map_err(Failure::from)?;
-        let stream = connect(cluster).await?;
-        roundtrip(stream, request, |response| async move {
+        // Outside the engine's attempts: the bounds are this function's own.
+        let at = Attempt::unbounded();
+        let stream = connect(cluster, resolver, &at).await?;
+        let judge = |response: Response<Incoming>| async move {
             let _ = head.send(());
             match response.status().as_u16() {
                 200 => {}
@@ -273,8 +284,8 @@ async fn once(cluster: &Cluster, path: String, reader: &Reader<'_>, span: Durati
                 }
             }
             Ok(events(response.into_body(), reader, span, bound).await)
-        })
-        .await
+        };
+        roundtrip(stream, request, judge, &at).await
     };
     tokio::pin!(exchange);
     // The answer's head comes within the attempt's bound; then the stream may be quiet until

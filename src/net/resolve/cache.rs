@@ -2,7 +2,6 @@
 //! not on every attempt. The caps keep a change in the cluster visible soon (a Service created
 //! while readygate waits is found within [`MAX_NEGATIVE`]).
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use hickory_proto::rr::RecordType;
@@ -18,10 +17,9 @@ const MAX_NEGATIVE: Duration = Duration::from_secs(5);
 /// and two types); beyond this the oldest go.
 const CAPACITY: usize = 64;
 
-/// The process's one cache.
-pub static CACHE: Mutex<Cache> = Mutex::new(Cache(Vec::new()));
-
-/// `(name in lower case, type, answer, expiry)`, oldest first.
+/// `(name in lower case, type, answer, expiry)`, oldest first: one run's, kept by its
+/// [`Resolver`](super::Resolver).
+#[derive(Debug, Default)]
 pub struct Cache(Vec<(String, RecordType, Answer, Instant)>);
 
 impl Cache {

@@ -1,9 +1,10 @@
 //! Asking the nameservers: AAAA and A of a name together over one UDP socket per server (TCP
 //! when an answer is truncated), server after server, round after round, each wait bounded by
-//! `resolv.conf`'s `timeout` and by the attempt's end. Answers are kept in [`CACHE`].
+//! `resolv.conf`'s `timeout` and by the attempt's end. Answers are kept in the run's [`Cache`].
 //!
 //! A server that fails to answer is passed over by later lookups too (as glibc's resolver
-//! rotates past a dead one), so a dead first nameserver costs one wait, not one per attempt.
+//! rotates past a dead one, [`Rotation`]), so a dead first nameserver costs one wait, not one
+//! per attempt.
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -15,7 +16,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UdpSocket};
 use tokio::time::{timeout_at, Instant};
 
-use super::cache::CACHE;
+use super::cache::Cache;
 use super::conf::Conf;
 use super::message::{Answer, Question};
 use crate::error::describe_io;
@@ -27,34 +28,40 @@ const RESOLUTION_DELAY: Duration = Duration::from_millis(50);
 /// The record types asked for, IPv6 first.
 const TYPES: [RecordType; 2] = [RecordType::AAAA, RecordType::A];
 
-/// The nameserver lookups ask first, once one has failed to answer.
-static FIRST: Mutex<Option<IpAddr>> = Mutex::new(None);
+/// The nameserver a run's lookups ask first, once one has failed to answer.
+#[derive(Debug, Default)]
+pub struct Rotation(Mutex<Option<IpAddr>>);
 
 /// What became of one question: a definite answer (addresses or negative), why none came, or
 /// `None` when it was not waited for (the other question had addresses).
 pub type Outcome = Option<Result<Answer, String>>;
 
 /// One lookup's exchanges with the nameservers of `conf`, which must be over by `end`.
-pub struct Exchange {
+pub struct Lookup<'r> {
     pub conf: Conf,
     pub end: Option<Instant>,
     /// The socket to each server asked so far, shared by every question of the lookup.
     pub sockets: Vec<(SocketAddr, UdpSocket)>,
+    /// The run's answers, read and kept.
+    pub cache: &'r Mutex<Cache>,
+    /// The run's first nameserver.
+    pub rotation: &'r Rotation,
 }
 
-impl Exchange {
+impl Lookup<'_> {
     /// AAAA and A of `name`, from the cache or else asked together: once one has addresses,
     /// the other is awaited no longer than the resolution delay.
     pub async fn ask(&mut self, name: &str) -> [Outcome; 2] {
         let id = fastrand::u16(..);
         let mut asking = Asking {
             name,
+            cache: self.cache,
             questions: Vec::new(),
             outcomes: [None, None],
             patience: None,
         };
         for (n, qtype) in TYPES.into_iter().enumerate() {
-            let cached = CACHE.lock().expect("DNS cache lock").get(name, qtype);
+            let cached = self.cache.lock().expect("DNS cache lock").get(name, qtype);
             if let Some(Answer::Addresses(..)) = cached {
                 asking.patience = Some(Instant::now() + RESOLUTION_DELAY);
             }
@@ -65,7 +72,7 @@ impl Exchange {
             }
         }
         let conf = &self.conf;
-        let servers = order(&conf.nameservers);
+        let servers = self.rotation.order(&conf.nameservers);
         for &ip in servers.iter().cycle().take(conf.attempts * servers.len()) {
             let server = SocketAddr::new(ip, 53);
             let (now, wait) = (Instant::now(), conf.timeout);
@@ -74,7 +81,7 @@ impl Exchange {
                 break;
             }
             // Dropped unanswered or cancelled: later lookups start after this server.
-            let pass_over = PassOver(ip, &conf.nameservers);
+            let pass_over = PassOver(ip, &conf.nameservers, self.rotation);
             let answered = match socket(&mut self.sockets, server).await {
                 Ok(socket) => asking.ask(server, socket, end).await,
                 Err(reason) => asking.fail(&asking.open(), &reason),
@@ -87,9 +94,10 @@ impl Exchange {
     }
 }
 
-/// The questions of one [`Exchange::ask`] as they get answers.
+/// The questions of one [`Lookup::ask`] as they get answers.
 struct Asking<'n> {
     name: &'n str,
+    cache: &'n Mutex<Cache>,
     questions: Vec<Question>,
     outcomes: [Outcome; 2],
     /// Once a question has addresses: when the other stops being awaited.
@@ -149,7 +157,7 @@ impl Asking<'_> {
                 Err(reason) => Err(format!("{server}: {reason}")),
             };
             if let Ok(answer) = &answer {
-                let mut cache = CACHE.lock().expect("DNS cache lock");
+                let mut cache = self.cache.lock().expect("DNS cache lock");
                 cache.put(self.name, TYPES[n], answer);
                 if matches!(answer, Answer::Addresses(..)) && self.patience.is_none() {
                     self.patience = Some(Instant::now() + RESOLUTION_DELAY);
@@ -191,31 +199,33 @@ async fn socket(
 }
 
 /// A server being asked: when dropped (not forgotten), later lookups start at the next server.
-struct PassOver<'s>(IpAddr, &'s [IpAddr]);
+struct PassOver<'s>(IpAddr, &'s [IpAddr], &'s Rotation);
 
 impl Drop for PassOver<'_> {
     fn drop(&mut self) {
-        pass_over(self.0, self.1);
+        self.2.pass_over(self.0, self.1);
     }
 }
 
-/// The servers in the order to ask them: from the remembered first one, round the list.
-fn order(servers: &[IpAddr]) -> Vec<IpAddr> {
-    let first = *FIRST.lock().expect("nameserver lock");
-    let start = servers.iter().position(|s| Some(*s) == first).unwrap_or(0);
-    [&servers[start..], &servers[..start]].concat()
-}
+impl Rotation {
+    /// The servers in the order to ask them: from the remembered first one, round the list.
+    fn order(&self, servers: &[IpAddr]) -> Vec<IpAddr> {
+        let first = *self.0.lock().expect("nameserver lock");
+        let start = servers.iter().position(|s| Some(*s) == first).unwrap_or(0);
+        [&servers[start..], &servers[..start]].concat()
+    }
 
-/// `server` did not answer: if lookups start with it, they start with the next one instead.
-fn pass_over(server: IpAddr, servers: &[IpAddr]) {
-    let mut first = FIRST.lock().expect("nameserver lock");
-    let current = servers.iter().position(|s| Some(*s) == *first).unwrap_or(0);
-    if servers.get(current) == Some(&server) {
-        let next = servers[(current + 1) % servers.len()];
-        if next != server {
-            tracing::debug!("DNS: {server} did not answer; asking {next} first from now on");
+    /// `server` did not answer: if lookups start with it, they start with the next one instead.
+    fn pass_over(&self, server: IpAddr, servers: &[IpAddr]) {
+        let mut first = self.0.lock().expect("nameserver lock");
+        let current = servers.iter().position(|s| Some(*s) == *first).unwrap_or(0);
+        if servers.get(current) == Some(&server) {
+            let next = servers[(current + 1) % servers.len()];
+            if next != server {
+                tracing::debug!("DNS: {server} did not answer; asking {next} first from now on");
+            }
+            *first = Some(next);
         }
-        *first = Some(next);
     }
 }
 
@@ -260,21 +270,27 @@ mod tests {
         let servers: Vec<IpAddr> = ["10.0.0.1", "10.0.0.2", "10.0.0.3"]
             .map(|s| s.parse().unwrap())
             .to_vec();
-        *FIRST.lock().unwrap() = None;
-        assert_eq!(order(&servers), servers);
-        pass_over(servers[1], &servers);
-        assert_eq!(order(&servers), servers, "only the first is passed over");
-        pass_over(servers[0], &servers);
-        assert_eq!(order(&servers), [servers[1], servers[2], servers[0]]);
-        pass_over(servers[1], &servers);
-        pass_over(servers[2], &servers);
-        assert_eq!(order(&servers), servers, "round the list");
+        let rotation = Rotation::default();
+        assert_eq!(rotation.order(&servers), servers);
+        rotation.pass_over(servers[1], &servers);
+        assert_eq!(
+            rotation.order(&servers),
+            servers,
+            "only the first is passed over"
+        );
+        rotation.pass_over(servers[0], &servers);
+        assert_eq!(
+            rotation.order(&servers),
+            [servers[1], servers[2], servers[0]]
+        );
+        rotation.pass_over(servers[1], &servers);
+        rotation.pass_over(servers[2], &servers);
+        assert_eq!(rotation.order(&servers), servers, "round the list");
         // Another resolv.conf: the remembered server is not in it, so its first comes first.
         let other = vec![servers[2], servers[1]];
-        pass_over(servers[0], &servers);
-        assert_eq!(order(&other), [servers[1], servers[2]]);
-        *FIRST.lock().unwrap() = Some("10.9.9.9".parse().unwrap());
-        assert_eq!(order(&other), other);
-        *FIRST.lock().unwrap() = None;
+        rotation.pass_over(servers[0], &servers);
+        assert_eq!(rotation.order(&other), [servers[1], servers[2]]);
+        *rotation.0.lock().unwrap() = Some("10.9.9.9".parse().unwrap());
+        assert_eq!(rotation.order(&other), other);
     }
 }

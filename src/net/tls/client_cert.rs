@@ -3,7 +3,6 @@
 //! noticing that one was asked for: with TLS 1.3 the server refuses only after the handshake,
 //! and the client then sees a bare "connection closed".
 
-use std::cell::Cell;
 use std::future::Future;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,11 +16,6 @@ use rustls::SignatureScheme;
 
 use super::{fault, read_certificates, read_pem};
 use crate::redact::quoted;
-
-thread_local! {
-    /// Set by [`Offer`] without a certificate while a handshake is polled on this thread.
-    static ASKED: Cell<bool> = const { Cell::new(false) };
-}
 
 /// A client certificate chain and its private key, known to match.
 #[derive(Clone)]
@@ -62,40 +56,59 @@ pub fn read(cert: Option<&Path>, key: Option<&Path>) -> Result<Option<Identity>,
     Ok(Some(Identity(Arc::new(certified))))
 }
 
-/// The client-certificate resolver: offers the identity if there is one, else notes that one
-/// was asked for.
+/// Whether a server asked for a client certificate that is not set, for the run's TLS
+/// settings: rustls's resolver has no other way to tell the handshake that called it.
+#[derive(Debug, Default)]
+pub struct Asked {
+    /// Set by [`Offer`] without a certificate during one poll of a handshake.
+    during: AtomicBool,
+    /// Whether the warning was given (once per run).
+    said: AtomicBool,
+}
+
+/// The client-certificate resolver: offers the identity if there is one, else notes in
+/// `asked` that one was asked for.
 #[derive(Debug)]
-pub struct Offer(pub Option<Identity>);
+pub struct Offer {
+    pub identity: Option<Identity>,
+    pub asked: Arc<Asked>,
+}
 
 impl ResolvesClientCert for Offer {
     fn resolve(&self, _: &[&[u8]], _: &[SignatureScheme]) -> Option<Arc<CertifiedKey>> {
         let offered = self
-            .0
+            .identity
             .as_ref()
             .map(|Identity(certified)| Arc::clone(certified));
-        ASKED.set(offered.is_none());
+        self.asked
+            .during
+            .store(offered.is_none(), Ordering::Relaxed);
         offered
     }
 
     fn has_certs(&self) -> bool {
-        self.0.is_some()
+        self.identity.is_some()
     }
 }
 
 /// Runs the handshake `connecting`; when its server asked for a client certificate and none
-/// is set, says so once per run (a warning: the refusal comes later, in other words).
-pub async fn handshake<F: Future>(host: &str, connecting: F) -> F::Output {
-    static SAID: AtomicBool = AtomicBool::new(false);
+/// is set, says so once per run (a warning: the refusal comes later, in other words). `asked`
+/// is the run's, shared with its [`Offer`]; the flag is read around each poll, and the
+/// runtime polls one future at a time on its thread, so it is this handshake's.
+pub async fn handshake<F: Future>(host: &str, connecting: F, asked: Option<&Asked>) -> F::Output {
+    let Some(asked) = asked else {
+        return connecting.await;
+    };
     let mut connecting = std::pin::pin!(connecting);
-    let mut asked = false;
+    let mut was_asked = false;
     let outcome = std::future::poll_fn(|cx| {
-        ASKED.set(false);
+        asked.during.store(false, Ordering::Relaxed);
         let polled = connecting.as_mut().poll(cx);
-        asked |= ASKED.get();
+        was_asked |= asked.during.load(Ordering::Relaxed);
         polled
     })
     .await;
-    if asked && !SAID.swap(true, Ordering::Relaxed) {
+    if was_asked && !asked.said.swap(true, Ordering::Relaxed) {
         tracing::warn!(
             "{host} asked for a TLS client certificate and none is set (--cert FILE --key FILE)"
         );

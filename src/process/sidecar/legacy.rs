@@ -12,7 +12,7 @@ use super::{Legacy, OnNative};
 use crate::duration::humanize;
 use crate::engine::Watch as _;
 use crate::exit::Exit;
-use crate::kind::file::{FileWatch, Wake};
+use crate::kind::file::{FileWatch, HubSlot, Wake};
 use crate::kind::offload::Lane;
 use crate::process::signal::Terminations;
 
@@ -31,7 +31,7 @@ pub async fn run(args: Legacy, mut signals: Terminations) -> Result<Exit, Exit> 
     // the state is content, and a hand-written one may be written in place. Each read's lane
     // job aims the watch first.
     let lane = Lane::default();
-    let mut watch = FileWatch::new(path, Wake::OnContent);
+    let mut watch = FileWatch::new(path, Wake::OnContent, &HubSlot::default());
     let aim = watch.as_ref().map(|watch| Arc::clone(&watch.aim));
     let poll = match watch {
         Some(_) => POLL_WITH_EVENTS,
