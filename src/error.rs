@@ -1,6 +1,7 @@
-//! Why an attempt failed: one type for every check kind, rendered once, in words a person can
-//! act on. A new kind picks the variant that fits; what a server said goes in
-//! [`Failure::Protocol`].
+//! Why an attempt failed, in words a person can act on: one type for every check kind,
+//! carried unchanged by the engine's [`Miss`](crate::engine::Miss) to the report. Only a
+//! connect failure keeps its parts, which the report shortens beside its target's name; every
+//! other reason is its words (`status 503`, `no such host web`, a server's own message).
 
 use std::fmt;
 use std::io;
@@ -17,19 +18,9 @@ pub enum Failure {
         cause: String,
         tried: usize,
     },
-    /// The name did not resolve, or the resolver failed: `no such host web`.
-    Dns(String),
-    /// An HTTP status outside `--status`.
-    Status(u16),
-    /// A body or file that does not hold what `--contains`/`--matches` asks.
-    Mismatch(String),
-    /// TLS set-up or handshake.
-    Tls(String),
-    /// A local fault: a missing file, a socket path, no thread to run on.
-    Io(String),
-    /// What the peer said or did in its protocol's terms: a server's own message, an answer
-    /// that is not the protocol's, an object's state.
-    Protocol(String),
+    /// Any other reason, as shown: a status outside `--status`, a body that does not match, a
+    /// name that does not resolve, TLS, a local fault, what a server said.
+    Text(String),
 }
 
 impl fmt::Display for Failure {
@@ -46,17 +37,17 @@ impl fmt::Display for Failure {
                     n => write!(f, " (and {} other addresses)", n - 1),
                 }
             }
-            Failure::Status(status) => write!(f, "status {status}"),
-            Failure::Dns(text)
-            | Failure::Mismatch(text)
-            | Failure::Tls(text)
-            | Failure::Io(text)
-            | Failure::Protocol(text) => f.write_str(text),
+            Failure::Text(text) => f.write_str(text),
         }
     }
 }
 
 impl Failure {
+    /// An HTTP status outside `--status`: `status 503`.
+    pub fn status(status: u16) -> Failure {
+        Failure::Text(format!("status {status}"))
+    }
+
     /// The failure as shown next to the target named `name`: a connect failure does not repeat
     /// the one address that name shows (`127.0.0.1:1: connection refused`), but keeps one the
     /// name does not (`localhost:1: connection refused to [::1]:1`).
@@ -70,10 +61,10 @@ impl Failure {
     }
 }
 
-/// A failure said in free words is a protocol's reason.
+/// A failure said in words.
 impl<T: Into<String>> From<T> for Failure {
     fn from(text: T) -> Failure {
-        Failure::Protocol(text.into())
+        Failure::Text(text.into())
     }
 }
 
@@ -146,6 +137,6 @@ mod tests {
             };
             assert_eq!(failure.for_target(name).to_string(), shown, "{row}");
         }
-        assert_eq!(Failure::Status(503).to_string(), "status 503");
+        assert_eq!(Failure::status(503).to_string(), "status 503");
     }
 }

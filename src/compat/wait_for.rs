@@ -11,7 +11,7 @@ use crate::kind::target::Target;
 use crate::kind::Kind;
 use crate::kind::{Check, Context, Options, Redirects};
 use crate::status::StatusRanges;
-use args::{parse, usage, Address, Invocation, SCRIPT_VERSION};
+use args::{parse, usage, Address, WaitForInvocation, SCRIPT_VERSION};
 
 /// The script's status when time ran out (and for an unknown word).
 const TIMED_OUT: u8 = 1;
@@ -20,15 +20,15 @@ const TIMED_OUT: u8 = 1;
 /// usage text shows, as the script's `$0`.
 pub fn main(argv0: &str, args: Vec<OsString>) -> u8 {
     let plan = match parse(args) {
-        Invocation::Usage(complaint, status) => {
+        WaitForInvocation::Usage(complaint, status) => {
             return super::usage(complaint, &usage(argv0), status)
         }
-        Invocation::Version => {
+        WaitForInvocation::Version => {
             let version = env!("CARGO_PKG_VERSION");
             crate::output::stdout(&format!("{SCRIPT_VERSION} (readygate {version})"));
             return 0;
         }
-        Invocation::Wait(plan) => plan,
+        WaitForInvocation::Wait(plan) => plan,
     };
     let Some((runtime, signals)) = start("wait-for") else {
         return TIMED_OUT;
@@ -76,7 +76,7 @@ fn gate(address: Address) -> Gate {
 
 /// A target no attempt can succeed with, for `reason`.
 fn never(reason: String) -> Gate {
-    Gate::Never(Failure::Protocol(reason))
+    Gate::Never(Failure::Text(reason))
 }
 
 /// PORT as nc takes it: a number from 1 to 65535, or a TCP service of `/etc/services`.

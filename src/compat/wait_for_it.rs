@@ -53,7 +53,7 @@ pub fn main(cmdname: &str, args: Vec<OsString>) -> u8 {
     };
     let gate = match endpoint(&plan.host, &plan.port) {
         Ok(endpoint) => Gate::Port(endpoint, Resolver::default()),
-        Err(reason) => Gate::Never(Failure::Protocol(reason)),
+        Err(reason) => Gate::Never(Failure::Text(reason)),
     };
     let status = match runtime.block_on(wait(gate, limit, target.clone(), signals)) {
         Ok(Some(after)) => {

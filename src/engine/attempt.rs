@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::Missed;
+use super::Miss;
 
 /// The words for an attempt that says nothing: nothing has answered yet.
 pub const NOTHING_YET: &str = "no answer";
@@ -71,8 +71,8 @@ impl Attempt {
     }
 
     /// `WHAT within DURATION`: why an attempt that ran out of time is not ready.
-    pub(super) fn within<F>(&self, took: Duration) -> Missed<F> {
-        Missed::TimedOut {
+    pub(super) fn within<F>(&self, took: Duration) -> Miss<F> {
+        Miss::TimedOut {
             waiting: self.said().waiting.unwrap_or(NOTHING_YET),
             within: took,
         }

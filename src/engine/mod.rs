@@ -22,8 +22,9 @@ const FLOOR: Duration = Duration::from_millis(1);
 /// How often the "still waiting" line is logged at most.
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 
-/// How an attempt missed the goal, for now or for good, and why (`F`: the condition's own
-/// failure type).
+/// Why a target missed its goal, from the check that said so to the report: the condition's
+/// own failure (`F`), for now or for good, or what the engine saw. The one outcome type of an
+/// attempt; a check returns the first two variants, the engine adds the others.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Miss<F> {
     /// Not ready yet: the engine tries again.
@@ -31,19 +32,6 @@ pub enum Miss<F> {
     /// Never going to be ready (a Job that failed): the engine stops trying this target, and
     /// without `--any` ends the wait at once.
     Never(F),
-}
-
-impl<F> From<F> for Miss<F> {
-    fn from(failure: F) -> Miss<F> {
-        Miss::NotYet(failure)
-    }
-}
-
-/// Why a target missed its goal, as the engine saw it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Missed<F> {
-    /// The condition's own failure.
-    Failed(F),
     /// The attempt had not ended by its bound: what it was waiting for, and for how long.
     TimedOut {
         /// `no answer`, `no response`, `body not complete`, ...
@@ -62,15 +50,34 @@ pub enum Missed<F> {
     },
 }
 
-impl<F: fmt::Display> fmt::Display for Missed<F> {
+impl<F> From<F> for Miss<F> {
+    fn from(failure: F) -> Miss<F> {
+        Miss::NotYet(failure)
+    }
+}
+
+impl<F> Miss<F> {
+    /// The same miss, the condition's failure changed by `change` (the engine's own kept).
+    pub fn map<G>(self, change: impl FnOnce(F) -> G) -> Miss<G> {
+        match self {
+            Miss::NotYet(failure) => Miss::NotYet(change(failure)),
+            Miss::Never(failure) => Miss::Never(change(failure)),
+            Miss::TimedOut { waiting, within } => Miss::TimedOut { waiting, within },
+            Miss::StillReady => Miss::StillReady,
+            Miss::NotStableYet { held, needed } => Miss::NotStableYet { held, needed },
+        }
+    }
+}
+
+impl<F: fmt::Display> fmt::Display for Miss<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Missed::Failed(failure) => failure.fmt(f),
-            Missed::TimedOut { waiting, within } => {
+            Miss::NotYet(failure) | Miss::Never(failure) => failure.fmt(f),
+            Miss::TimedOut { waiting, within } => {
                 write!(f, "{waiting} within {}", humanize(*within))
             }
-            Missed::StillReady => f.write_str("still ready"),
-            Missed::NotStableYet { held, needed } => write!(
+            Miss::StillReady => f.write_str("still ready"),
+            Miss::NotStableYet { held, needed } => write!(
                 f,
                 "stable for only {} of the {} needed",
                 humanize(*held),
@@ -139,7 +146,7 @@ pub struct TargetReport<F> {
     /// Reached its goal (ready, or not ready with `--invert`).
     pub ready: bool,
     /// Why the last attempt that missed the goal missed it, if one did.
-    pub last_error: Option<Missed<F>>,
+    pub last_error: Option<Miss<F>>,
     /// How many attempts ended.
     pub attempts: u32,
 }
@@ -196,7 +203,7 @@ impl<F> Progress<F> {
     /// The attempt in flight ended, missing the goal when `miss` says why. One `cut` by the
     /// deadline gives its reason only when no earlier attempt gave one of its own (`no such
     /// host web`, `status 503`, or `no answer within 1.0s` at its own timeout).
-    fn ended(&mut self, miss: Option<Missed<F>>, cut: bool) {
+    fn ended(&mut self, miss: Option<Miss<F>>, cut: bool) {
         self.in_flight = None;
         let last = &mut self.report.last_error;
         match miss {
@@ -209,7 +216,7 @@ impl<F> Progress<F> {
 
 type Shared<F> = Arc<Mutex<Progress<F>>>;
 
-/// How a target loop ended.
+/// How a target loop ended (why is in its progress: this only steers the run).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum End {
     /// The goal was met (ready, or not ready with `--invert`).
@@ -296,7 +303,7 @@ pub async fn run<C: Condition>(
                     if let Some(since) = progress.stable_since.filter(|_| !progress.report.ready) {
                         let held = since.elapsed();
                         let needed = policy.stable_for;
-                        progress.report.last_error = Some(Missed::NotStableYet { held, needed });
+                        progress.report.last_error = Some(Miss::NotStableYet { held, needed });
                     } else if let Some(started) = progress.in_flight {
                         let reason = progress.attempt.within(started.elapsed());
                         progress.ended(Some(reason), true);
@@ -356,7 +363,7 @@ async fn target_loop<C: Condition>(
             progress.attempt = attempt.clone();
             progress.not_before = None;
         }
-        let (failure, never) = bounded(&condition, &attempt, now, end).await;
+        let failure = bounded(&condition, &attempt, now, end).await.err();
         attempts += 1;
         lock(progress).report.attempts = attempts;
         {
@@ -374,6 +381,7 @@ async fn target_loop<C: Condition>(
                 "{name}: attempt {attempts}: {said}"
             );
         }
+        let never = matches!(failure, Some(Miss::Never(_)));
         let miss = goal_missed(failure, policy.invert);
         if never {
             // Not ready for good: with --invert that is the goal, for good too.
@@ -437,29 +445,27 @@ async fn target_loop<C: Condition>(
     }
 }
 
-/// One attempt of `condition` started at `now` and cut at `end`: why it failed, if it did, and
-/// whether the target can never be ready.
+/// One attempt of `condition` started at `now` and cut at `end`: why it failed, if it did
+/// (the check's own miss, or `WHAT within DURATION`).
 async fn bounded<C: Condition>(
     condition: &C,
     attempt: &Attempt,
     now: Instant,
     end: Instant,
-) -> (Option<Missed<C::Failure>>, bool) {
+) -> Result<(), Miss<C::Failure>> {
     match timeout_at(end, condition.attempt(attempt)).await {
-        Ok(Ok(())) => (None, false),
-        Ok(Err(Miss::NotYet(failure))) => (Some(Missed::Failed(failure)), false),
-        Ok(Err(Miss::Never(failure))) => (Some(Missed::Failed(failure)), true),
-        Err(_) => (Some(attempt.within(end - now)), false),
+        Ok(outcome) => outcome,
+        Err(_) => Err(attempt.within(end - now)),
     }
 }
 
 /// How an attempt that failed for `failure` (if it did) missed the goal: with `invert`, a
 /// failure is the goal and success misses it.
-fn goal_missed<F>(failure: Option<Missed<F>>, invert: bool) -> Option<Missed<F>> {
+fn goal_missed<F>(failure: Option<Miss<F>>, invert: bool) -> Option<Miss<F>> {
     match (failure, invert) {
         (failure, false) => failure,
         (Some(_), true) => None,
-        (None, true) => Some(Missed::StillReady),
+        (None, true) => Some(Miss::StillReady),
     }
 }
 
@@ -469,10 +475,12 @@ pub async fn once<C: Condition>(
     condition: &C,
     bound: Duration,
     invert: bool,
-) -> Result<(), Missed<C::Failure>> {
+) -> Result<(), Miss<C::Failure>> {
     let now = Instant::now();
     let end = now.checked_add(bound).unwrap_or_else(|| far_future(now));
-    let (failure, _) = bounded(condition, &Attempt::until(end), now, end).await;
+    let failure = bounded(condition, &Attempt::until(end), now, end)
+        .await
+        .err();
     goal_missed(failure, invert).map_or(Ok(()), Err)
 }
 

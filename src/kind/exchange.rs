@@ -71,7 +71,7 @@ impl Exchange {
                 self.buffer.extend_from_slice(&chunk[..n]);
                 Ok(n > 0)
             }
-            Err(err) => Err(Failure::Protocol(describe_io(&err))),
+            Err(err) => Err(Failure::Text(describe_io(&err))),
         }
     }
 

@@ -58,7 +58,7 @@ pub fn check(path: &Path, matcher: Option<&Matcher>) -> Result<(), Failure> {
     if matcher.is_match(&content) {
         Ok(())
     } else {
-        Err(Failure::Mismatch(matcher.failure("content")))
+        Err(Failure::Text(matcher.failure("content")))
     }
 }
 

@@ -165,7 +165,7 @@ async fn judge(response: Response<Incoming>, first: &FirstBytes) -> Result<(), F
     match grpc_status(ending) {
         None => Err(match head.headers.get(CONTENT_TYPE) {
             Some(kind) if !kind.as_bytes().starts_with(b"application/grpc") => {
-                Failure::Protocol(format!(
+                Failure::Text(format!(
                     "not a gRPC answer (content-type {})",
                     String::from_utf8_lossy(kind.as_bytes())
                 ))
@@ -174,7 +174,7 @@ async fn judge(response: Response<Incoming>, first: &FirstBytes) -> Result<(), F
         }),
         Some(0) => match wire::decode_response(&message)? {
             wire::SERVING => Ok(()),
-            status => Err(Failure::Protocol(wire::status_name(status))),
+            status => Err(Failure::Text(wire::status_name(status))),
         },
         Some(code) => Err(failed_call(code, ending)),
     }
@@ -198,7 +198,7 @@ fn failed_call(code: u32, headers: &HeaderMap) -> Failure {
             peer_text(&String::from_utf8_lossy(&message))
         );
     }
-    Failure::Protocol(match code {
+    Failure::Text(match code {
         5 => format!("SERVICE_UNKNOWN ({status})"),
         _ => status,
     })
@@ -207,7 +207,7 @@ fn failed_call(code: u32, headers: &HeaderMap) -> Failure {
 /// A failure below the gRPC call (connection, HTTP/2), named as such, or as the likely mistake
 /// when the server's first bytes were not HTTP/2 (HTTP/2 reads them as a frame too large).
 fn transport_error(err: &hyper::Error, first: &FirstBytes) -> Failure {
-    Failure::Protocol(match first.spoken() {
+    Failure::Text(match first.spoken() {
         Some("HTTP/1") => "the server answered in HTTP/1: is this a gRPC port?".into(),
         Some("TLS") => "the server speaks TLS: try grpcs://".into(),
         _ => format!("gRPC transport: {}", describe_error(err)),

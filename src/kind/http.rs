@@ -109,7 +109,7 @@ pub async fn check(
         }
         redirected = Some(next);
     }
-    Err(Failure::Protocol(format!("stopped after {most} redirects")))
+    Err(Failure::Text(format!("stopped after {most} redirects")))
 }
 
 /// Judges one response: a redirect to follow, a refused status or body, or (as
@@ -132,7 +132,7 @@ async fn answer(
         if let Some(wait) = retry_after::requested(status, response.headers(), now) {
             at.retry_not_before(wait);
         }
-        return Err(Failure::Status(status.as_u16()));
+        return Err(Failure::status(status.as_u16()));
     }
     for expected in &options.header_matches {
         header_matches(response.headers(), expected)?;
@@ -156,12 +156,12 @@ async fn answer(
 /// Whether a body holds what `--contains`/`--matches` and every `--json-field` ask.
 fn judge_body(body: &[u8], matcher: Option<&Matcher>, fields: &[JsonField]) -> Result<(), Failure> {
     if let Some(matcher) = matcher.filter(|matcher| !matcher.is_match(body)) {
-        return Err(Failure::Mismatch(matcher.failure("body")));
+        return Err(Failure::Text(matcher.failure("body")));
     }
     for field in fields {
         json::judge(body, field).map_err(|reason| match body.len() >= MAX_BODY {
-            true => Failure::Mismatch(format!("{reason}; only its first 1 MiB is read")),
-            false => Failure::Mismatch(reason),
+            true => Failure::Text(format!("{reason}; only its first 1 MiB is read")),
+            false => Failure::Text(reason),
         })?;
     }
     Ok(())
@@ -173,7 +173,7 @@ fn header_matches(headers: &HeaderMap, expected: &HeaderMatch) -> Result<(), Fai
     let name = &expected.name;
     let mut values = headers.get_all(name).iter().peekable();
     let Some(first) = values.peek().map(|value| value.as_bytes()) else {
-        return Err(Failure::Mismatch(format!("no header {name}")));
+        return Err(Failure::Text(format!("no header {name}")));
     };
     let text = |value: &[u8]| String::from_utf8_lossy(value).into_owned();
     if values.any(|value| expected.regex.is_match(&text(value.as_bytes()))) {
@@ -184,7 +184,7 @@ fn header_matches(headers: &HeaderMap, expected: &HeaderMatch) -> Result<(), Fai
         false => format!("\"{}\"", crate::redact::peer_text(&text(first))),
     };
     let pattern = quoted(expected.regex.as_str());
-    Err(Failure::Mismatch(format!(
+    Err(Failure::Text(format!(
         "header {name} {shown} did not match {pattern}"
     )))
 }

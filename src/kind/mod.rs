@@ -4,7 +4,8 @@
 //! A new kind is a module with its target type, a `parse` from its URL (a row of [`SCHEMES`]),
 //! its locality, and `async fn check(...) -> Result<(), Failure>` (or
 //! `Result<(), Miss<Failure>>` when a target can fail for good), one attempt that never
-//! retries: the engine bounds and repeats it. What a server said goes in `Failure::Protocol`.
+//! retries: the engine bounds and repeats it. A reason is its words (`Failure::from`); only
+//! `Failure::Connect`, which the report shortens, keeps its parts.
 
 mod amqp;
 mod dns;
@@ -167,7 +168,7 @@ pub enum HttpMethod {
 
 /// State shared by all checks of one run: the options, what is set up lazily for them, and
 /// what the run remembers between attempts. Handed down to each check, never reached through
-/// a global: two runs in one process (tests, `serve`'s notice) share nothing.
+/// a global: two runs in one process (unit tests, `--on-exit`'s notice) share nothing.
 #[derive(Debug)]
 pub struct Context {
     pub options: Options,
@@ -259,13 +260,9 @@ impl Condition for Check {
     }
 
     async fn attempt(&self, at: &Attempt) -> Result<(), Miss<Failure>> {
-        self.attempt_kind(at).await.map_err(|miss| {
-            let name = self.target.to_string();
-            match miss {
-                Miss::NotYet(failure) => Miss::NotYet(failure.for_target(&name)),
-                Miss::Never(failure) => Miss::Never(failure.for_target(&name)),
-            }
-        })
+        let name = || self.target.to_string();
+        let outcome = self.attempt_kind(at).await;
+        outcome.map_err(|miss| miss.map(|failure| failure.for_target(&name())))
     }
 }
 
@@ -316,7 +313,7 @@ impl Check {
                     let resolver = &context.resolver;
                     return k8s::check(target, cluster, &self.feed, resolver, at).await;
                 }
-                None => Err(Failure::Protocol("no in-cluster config for k8s://".into())),
+                None => Err(Failure::Text("no in-cluster config for k8s://".into())),
             },
         };
         Ok(outcome?)

@@ -39,7 +39,7 @@ fn describe_err(payload: &[u8]) -> Failure {
     if message.first() == Some(&b'#') && message.len() >= 6 {
         message = &message[6..];
     }
-    Failure::Protocol(format!("{} (error {code})", server_text(message)))
+    Failure::Text(format!("{} (error {code})", server_text(message)))
 }
 
 #[cfg(test)]

@@ -32,14 +32,15 @@ impl Lane {
         &self,
         job: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, Failure> {
-        let closed = |_| Failure::Io("internal error: the work lane is closed".into());
+        let closed = |_| Failure::Text("internal error: the work lane is closed".into());
         let permit = self.0.clone().acquire_owned().await.map_err(closed)?;
         let (sender, receiver) = oneshot::channel();
         let thread = std::thread::Builder::new().name("readygate-check".into());
         // The thread holds the lane's permit until the job ends.
         let spawned = thread.spawn(move || (sender.send(job()), drop(permit)));
-        spawned.map_err(|e| Failure::Io(format!("cannot start a thread: {}", describe_io(&e))))?;
-        let lost = |_| Failure::Io("internal error: the check stopped without a result".into());
+        spawned
+            .map_err(|e| Failure::Text(format!("cannot start a thread: {}", describe_io(&e))))?;
+        let lost = |_| Failure::Text("internal error: the check stopped without a result".into());
         receiver.await.map_err(lost)
     }
 
@@ -51,7 +52,7 @@ impl Lane {
     ) -> Result<T, Failure> {
         match tokio::time::timeout(within, self.run(job)).await {
             Ok(done) => done,
-            Err(_) => Err(Failure::Io(format!(
+            Err(_) => Err(Failure::Text(format!(
                 "{FS_SILENT} within {}",
                 humanize(within)
             ))),

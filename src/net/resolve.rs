@@ -82,7 +82,7 @@ impl Resolver {
                 return Ok(found);
             }
         }
-        Err(Failure::Dns(match trouble {
+        Err(Failure::Text(match trouble {
             None => format!("no such host {name}"),
             Some(reason) => format!("cannot resolve {name} (DNS: {reason})"),
         }))

@@ -149,7 +149,7 @@ fn provider() -> Arc<CryptoProvider> {
 
 /// A fault in building the TLS settings.
 fn setup(e: impl Display) -> Failure {
-    Failure::Tls(format!("TLS setup: {e}"))
+    Failure::Text(format!("TLS setup: {e}"))
 }
 
 /// The built-in roots and `--cacert`'s: what most chains are anchored by.
@@ -307,7 +307,7 @@ async fn handshake(
     let connecting = TlsConnector::from(config).connect(name, stream);
     let stream = client_cert::handshake(&shown, connecting, asked).await;
     let stream = stream
-        .map_err(|e| Failure::Tls(format!("TLS handshake: {}", words::handshake(&e, advice))))?;
+        .map_err(|e| Failure::Text(format!("TLS handshake: {}", words::handshake(&e, advice))))?;
     Ok(Box::new(stream))
 }
 
@@ -318,7 +318,7 @@ fn server_name(host: &Host) -> Result<ServerName<'static>, Failure> {
         Host::Name(name) => {
             let name = name.strip_suffix('.').unwrap_or(name);
             ServerName::try_from(name.to_string()).map_err(|_| {
-                Failure::Tls(format!("{} is not a valid TLS server name", quoted(name)))
+                Failure::Text(format!("{} is not a valid TLS server name", quoted(name)))
             })
         }
     }

@@ -76,7 +76,7 @@ async fn connect_any(addrs: &[SocketAddr], endpoint: &Endpoint) -> Result<TcpStr
             cause: describe_io(&err),
             tried: addrs.len(),
         },
-        None => Failure::Io(format!("no address to connect to for {}", endpoint.host)),
+        None => Failure::Text(format!("no address to connect to for {}", endpoint.host)),
     })
 }
 
@@ -84,7 +84,7 @@ async fn connect_any(addrs: &[SocketAddr], endpoint: &Endpoint) -> Result<TcpStr
 pub async fn connect_unix(path: &Path) -> Result<UnixStream, Failure> {
     UnixStream::connect(path).await.map_err(|err| {
         let path = path.display();
-        Failure::Io(match err.kind() {
+        Failure::Text(match err.kind() {
             io::ErrorKind::NotFound => format!("no socket at {path} (no such file)"),
             _ => format!("{} to socket {path}", describe_io(&err)),
         })

@@ -21,7 +21,7 @@ pub enum Step {
 
 /// Why a replacement failed; the temporary file is already gone.
 #[derive(Debug)]
-pub struct Failure {
+pub struct ReplaceFailed {
     pub step: Step,
     /// What the step acted on: the folder (`Create`, `Flush`), the temporary file (`Write`), the
     /// destination (`Rename`).
@@ -37,13 +37,13 @@ pub fn replace<T>(
     dest: &Path,
     mode: u32,
     fill: impl FnOnce(&mut File) -> io::Result<T>,
-) -> Result<T, Failure> {
+) -> Result<T, ReplaceFailed> {
     let folder = match dest.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
     let name = dest.file_name().unwrap_or_default().to_string_lossy();
-    let fail = |step, path: &Path, error| Failure {
+    let fail = |step, path: &Path, error| ReplaceFailed {
         step,
         path: path.to_path_buf(),
         error,

@@ -15,19 +15,19 @@ const APPENDED: usize = 7;
 
 /// What a wait-for command line asks for.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) enum Invocation {
+pub(super) enum WaitForInvocation {
     /// Print the complaint (if any), then the usage text (always), and exit with the status:
     /// 0 for `--help`, 1 for an unknown word, 2 for a missing target, 3 for a bad timeout.
     Usage(Option<String>, u8),
     /// `-v`/`--version`: print the version on stdout, exit 0.
     Version,
     /// Wait for the target, then run the command.
-    Wait(Plan),
+    Wait(WaitForPlan),
 }
 
 /// One wait.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) struct Plan {
+pub(super) struct WaitForPlan {
     /// What to wait for.
     pub(super) target: Address,
     /// How long: `None` for `-t 0`.
@@ -46,7 +46,7 @@ pub(super) enum Address {
 }
 
 /// Reads the arguments after argv[0].
-pub(super) fn parse(args: Vec<OsString>) -> Invocation {
+pub(super) fn parse(args: Vec<OsString>) -> WaitForInvocation {
     // With the script's appended words, the loop always ends at a `--`, and an option's value
     // is never missing: `-t` last takes that `--`, and the loop then meets an empty word.
     let mut words = VecDeque::from(args);
@@ -86,9 +86,9 @@ pub(super) fn parse(args: Vec<OsString>) -> Invocation {
         } else if word == "--" {
             break;
         } else if word == "--help" {
-            return Invocation::Usage(None, 0);
+            return WaitForInvocation::Usage(None, 0);
         } else if word == "-v" || word == "--version" {
-            return Invocation::Version;
+            return WaitForInvocation::Version;
         } else if word.starts_with('-') {
             return unknown("option", &word);
         } else {
@@ -98,18 +98,18 @@ pub(super) fn parse(args: Vec<OsString>) -> Invocation {
     let complaint = |line: String| (!quiet).then_some(line);
     let Some(seconds) = whole_seconds(&timeout) else {
         let line = format!("Error: invalid timeout '{}'", one_line(&timeout));
-        return Invocation::Usage(complaint(line), 3);
+        return WaitForInvocation::Usage(complaint(line), 3);
     };
     let target = target.filter(|target| {
         !matches!(target, Address::Tcp { host, port } if host.is_empty() || port.is_empty())
     });
     let Some(target) = target else {
         let line = "Error: you need to provide a host and port to test.";
-        return Invocation::Usage(complaint(line.into()), 2);
+        return WaitForInvocation::Usage(complaint(line.into()), 2);
     };
     // Words between the `--` that ended the loop and the appended ones are the command.
     words.truncate(words.len().saturating_sub(APPENDED));
-    Invocation::Wait(Plan {
+    WaitForInvocation::Wait(WaitForPlan {
         target,
         timeout: (seconds > 0).then(|| Duration::from_secs(seconds)),
         command: words.into(),
@@ -117,8 +117,8 @@ pub(super) fn parse(args: Vec<OsString>) -> Invocation {
 }
 
 /// An unknown word: the script clears `-q` first, so this line is always printed.
-fn unknown(what: &str, word: &str) -> Invocation {
-    Invocation::Usage(Some(format!("Unknown {what}: {}", one_line(word))), 1)
+fn unknown(what: &str, word: &str) -> WaitForInvocation {
+    WaitForInvocation::Usage(Some(format!("Unknown {what}: {}", one_line(word))), 1)
 }
 
 /// TIMEOUT as `[ "$TIMEOUT" -ge 0 ]` accepts it: a decimal integer, sign and surrounding

@@ -1,9 +1,9 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use super::args::{parse, usage, whole_seconds, Address, Invocation, Plan};
+use super::args::{parse, usage, whole_seconds, Address, WaitForInvocation, WaitForPlan};
 
-fn run(args: &[&str]) -> Invocation {
+fn run(args: &[&str]) -> WaitForInvocation {
     parse(args.iter().map(OsString::from).collect())
 }
 
@@ -18,8 +18,8 @@ fn http(url: &str) -> Address {
     Address::Http(url.into())
 }
 
-fn plan(target: Address, seconds: u64, command: &[&str]) -> Invocation {
-    Invocation::Wait(Plan {
+fn plan(target: Address, seconds: u64, command: &[&str]) -> WaitForInvocation {
+    WaitForInvocation::Wait(WaitForPlan {
         target,
         timeout: (seconds > 0).then(|| Duration::from_secs(seconds)),
         command: command.iter().map(OsString::from).collect(),
@@ -30,7 +30,7 @@ const MISSING: &str = "Error: you need to provide a host and port to test.";
 
 #[test]
 fn targets_timeouts_and_the_command_read_as_the_script_reads_them() {
-    let cases: &[(&[&str], Invocation)] = &[
+    let cases: &[(&[&str], WaitForInvocation)] = &[
         (&["db:5432"], plan(tcp("db", "5432"), 15, &[])),
         (
             &["db:5432", "--", "echo", "hi"],
@@ -91,11 +91,11 @@ fn bad_command_lines_get_the_scripts_statuses_and_lines() {
         (&["db"], Some("Unknown argument: db"), 1),
     ];
     for &(args, complaint, status) in cases {
-        let expected = Invocation::Usage(complaint.map(String::from), status);
+        let expected = WaitForInvocation::Usage(complaint.map(String::from), status);
         assert_eq!(run(args), expected, "{args:?}");
     }
     for args in [&["-v"][..], &["--version"], &["-qv"], &["db:1", "-v"]] {
-        assert_eq!(run(args), Invocation::Version, "{args:?}");
+        assert_eq!(run(args), WaitForInvocation::Version, "{args:?}");
     }
 }
 

@@ -12,7 +12,7 @@ use crate::redact::{one_line, quoted};
 
 /// One wait, as the script would carry it out.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(super) struct Plan {
+pub(super) struct WaitForItPlan {
     /// HOST as typed: the script prints it verbatim.
     pub(super) host: String,
     /// PORT as typed: the script prints it verbatim.
@@ -47,8 +47,8 @@ pub(super) enum Deadline {
 /// `-p` and `-t` take the next word, and an empty one ends the loop; `--` takes the rest.
 /// `Err` is a usage error: print the complaint (absent with `--help`, or when `-q` came
 /// first), then the usage text (always, even with `-q`), and exit 1.
-pub(super) fn parse(args: Vec<OsString>) -> Result<Plan, Option<String>> {
-    let mut plan = Plan::default();
+pub(super) fn parse(args: Vec<OsString>) -> Result<WaitForItPlan, Option<String>> {
+    let mut plan = WaitForItPlan::default();
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let arg = arg.to_string_lossy().into_owned();

@@ -4,11 +4,11 @@ use std::time::Duration;
 use super::args::*;
 use crate::net::endpoint::Host;
 
-fn parsed(args: &[&str]) -> Result<Plan, Option<String>> {
+fn parsed(args: &[&str]) -> Result<WaitForItPlan, Option<String>> {
     parse(args.iter().map(OsString::from).collect())
 }
 
-fn planned(args: &[&str]) -> Plan {
+fn planned(args: &[&str]) -> WaitForItPlan {
     parsed(args).unwrap_or_else(|complaint| panic!("{args:?}: {complaint:?}"))
 }
 

@@ -50,6 +50,6 @@ impl Guard {
         self.exceeded.notified().await;
         let heads = self.heads.load(Relaxed);
         let reason = format!("too many informational (1xx) responses ({heads}) before the answer");
-        Failure::Protocol(reason)
+        Failure::Text(reason)
     }
 }

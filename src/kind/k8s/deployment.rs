@@ -4,33 +4,33 @@
 
 use serde::Deserialize;
 
-use super::object::{conditions, true_condition, why, Condition, Object};
+use super::object::{conditions, true_condition, why, ApiObject, StatusCondition};
 use super::request::Resource;
 use crate::error::Failure;
 
 pub(super) const DEPLOYMENTS: Resource = ("apps", "v1", "deployments");
 
 /// An apps/v1 Deployment, read as far as says whether it is rolled out.
-pub(super) type Deployment = Object<Spec, Status>;
+pub(super) type Deployment = ApiObject<DeploymentSpec, DeploymentStatus>;
 
 #[derive(Default, Deserialize)]
-pub(super) struct Spec {
+pub(super) struct DeploymentSpec {
     /// Absent means 1, as the API defaults it.
     replicas: Option<i32>,
 }
 
 #[derive(Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-pub(super) struct Status {
+pub(super) struct DeploymentStatus {
     observed_generation: i64,
     updated_replicas: i32,
     #[serde(deserialize_with = "conditions")]
-    conditions: Vec<Condition>,
+    conditions: Vec<StatusCondition>,
 }
 
 pub(super) fn judge(deployment: &Deployment) -> Result<(), Failure> {
     let generation = deployment.metadata.generation;
-    let Status {
+    let DeploymentStatus {
         observed_generation: observed,
         updated_replicas: updated,
         conditions,

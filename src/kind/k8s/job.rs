@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 
-use super::object::{conditions, true_condition, why, Condition, Object};
+use super::object::{conditions, true_condition, why, ApiObject, StatusCondition};
 use super::request::Resource;
 use crate::engine::Miss;
 use crate::error::Failure;
@@ -12,27 +12,27 @@ use crate::error::Failure;
 pub(super) const JOBS: Resource = ("batch", "v1", "jobs");
 
 /// A batch/v1 Job, read as far as says whether it is done.
-pub(super) type Job = Object<Spec, Status>;
+pub(super) type Job = ApiObject<JobSpec, JobStatus>;
 
 #[derive(Default, Deserialize)]
 #[serde(default)]
-pub(super) struct Spec {
+pub(super) struct JobSpec {
     /// A suspended Job starts no pod until resumed.
     suspend: bool,
 }
 
 #[derive(Default, Deserialize)]
 #[serde(default)]
-pub(super) struct Status {
+pub(super) struct JobStatus {
     #[serde(deserialize_with = "conditions")]
-    conditions: Vec<Condition>,
+    conditions: Vec<StatusCondition>,
     active: u32,
     succeeded: u32,
     failed: u32,
 }
 
 pub(super) fn judge(job: &Job) -> Result<(), Miss<Failure>> {
-    let Status {
+    let JobStatus {
         conditions,
         active,
         succeeded,

@@ -35,7 +35,7 @@ pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
 }
 
 /// What an attempt says: ready, or why not, and whether it ever can be.
-pub type Verdict = Result<(), Miss<Failure>>;
+pub type Judgement = Result<(), Miss<Failure>>;
 
 /// One attempt on `target`, against `cluster`: the last state `feed`'s watch saw while it keeps
 /// it current, else one GET within `at`, its answer judged (and the watch started from it).
@@ -45,7 +45,7 @@ pub async fn check(
     feed: &Feed,
     resolver: &Resolver,
     at: &Attempt,
-) -> Verdict {
+) -> Judgement {
     if let Some(verdict) = feed.current() {
         return verdict;
     }
@@ -98,7 +98,7 @@ fn absent(target: &K8sTarget, ns: &str) -> String {
 
 /// The readiness rules of `target`'s kind applied to one object's JSON (a GET's answer, or
 /// a watch event's object).
-fn judge(target: &K8sTarget, body: &[u8]) -> Verdict {
+fn judge(target: &K8sTarget, body: &[u8]) -> Judgement {
     match &target.object {
         Object::Job(_) => job::judge(&object::parse(body)?),
         Object::Pod(_) => pod::judge_one(&object::parse(body)?).map_err(Miss::NotYet),
@@ -126,7 +126,7 @@ fn list_item(target: &K8sTarget, object: &[u8]) -> Result<(String, Item), Failur
 }
 
 /// The readiness rules of `target`'s kind applied to the items of its list.
-fn judge_list(target: &K8sTarget, ns: &str, items: &Items) -> Verdict {
+fn judge_list(target: &K8sTarget, ns: &str, items: &Items) -> Judgement {
     let verdict = match &target.object {
         Object::Pods(selector) => pod::judge_all(items, ns, selector),
         Object::Service(name) => service::judge(items, ns, name),

@@ -12,7 +12,7 @@ use crate::error::Failure;
 /// left out of the answer reads as its default.
 #[derive(Default, Deserialize)]
 #[serde(default)]
-pub struct Object<Spec, Status> {
+pub struct ApiObject<Spec, Status> {
     pub metadata: Metadata,
     pub spec: Spec,
     pub status: Status,
@@ -55,7 +55,7 @@ const TOO_LONG: &str = "too large: more than";
 /// One entry of `status.conditions`, as every kind here has them.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct Condition {
+pub struct StatusCondition {
     /// `Complete`, `Ready`, `Available`…
     #[serde(rename = "type")]
     pub kind: String,
@@ -68,14 +68,17 @@ pub struct Condition {
 }
 
 /// The condition of this type, if it is `True`.
-pub fn true_condition<'a>(conditions: &'a [Condition], kind: &str) -> Option<&'a Condition> {
+pub fn true_condition<'a>(
+    conditions: &'a [StatusCondition],
+    kind: &str,
+) -> Option<&'a StatusCondition> {
     conditions
         .iter()
         .find(|c| c.kind == kind && c.status == "True")
 }
 
 /// `Failure: message` of a condition, or what there is of them.
-pub fn why(condition: &Condition) -> String {
+pub fn why(condition: &StatusCondition) -> String {
     match (clip(&condition.reason), clip(&condition.message)) {
         (reason, message) if reason.is_empty() => message,
         (reason, message) if message.is_empty() => reason,
@@ -104,7 +107,7 @@ pub fn items<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec
 }
 
 /// `status.conditions`, `null` read as empty, refused past [`MAX_CONDITIONS`].
-pub fn conditions<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Condition>, D::Error> {
+pub fn conditions<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<StatusCondition>, D::Error> {
     d.deserialize_option(AtMost(MAX_CONDITIONS, "conditions", PhantomData))
 }
 

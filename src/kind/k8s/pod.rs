@@ -5,25 +5,25 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 
 use super::list::{Item, Items, Listed};
-use super::object::{clip, conditions, true_condition, why, Condition, Object};
+use super::object::{clip, conditions, true_condition, why, ApiObject, StatusCondition};
 use super::request::Resource;
 use crate::error::Failure;
 
 pub(super) const PODS: Resource = ("", "v1", "pods");
 
 /// A v1 Pod, read as far as its status.
-pub(super) type Pod = Object<IgnoredAny, Status>;
+pub(super) type Pod = ApiObject<IgnoredAny, PodStatus>;
 
 #[derive(Default, Deserialize)]
 #[serde(default)]
-pub(super) struct Status {
+pub(super) struct PodStatus {
     /// `Pending`, `Running`, `Succeeded`, `Failed` or `Unknown`.
     phase: String,
     #[serde(deserialize_with = "conditions")]
-    conditions: Vec<Condition>,
+    conditions: Vec<StatusCondition>,
 }
 
-impl Status {
+impl PodStatus {
     fn ready(&self) -> bool {
         true_condition(&self.conditions, "Ready").is_some()
     }

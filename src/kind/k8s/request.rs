@@ -36,7 +36,7 @@ pub enum Query<'a> {
 
 /// What the API server says when it refuses: a `Status` object.
 #[derive(Deserialize)]
-struct Status {
+struct Refusal {
     /// E.g. `jobs.batch "x" not found`.
     #[serde(default)]
     message: String,
@@ -76,7 +76,7 @@ pub async fn fetch_body(
             .into(),
         403 => forbidden(resource, namespace, query),
         _ => {
-            let message = serde_json::from_slice::<Status>(&body)
+            let message = serde_json::from_slice::<Refusal>(&body)
                 .map(|status| status.message)
                 .unwrap_or_default();
             let colon = if message.is_empty() { "" } else { ": " };
@@ -131,7 +131,7 @@ fn forbidden((group, _, plural): Resource, namespace: &str, query: &Query) -> Fa
         Query::List(_) => ("list", plural.to_string()),
     };
     let group = api_group(group);
-    Failure::Protocol(format!(
+    Failure::Text(format!(
         "forbidden: {verb} {object} in {namespace} — grant {verb} on {plural}{group} to the \
          pod's service account"
     ))

@@ -21,11 +21,11 @@ pub(super) struct Slice {
     metadata: Metadata,
     /// Sent as `null` when the slice is empty.
     #[serde(default, deserialize_with = "nullable")]
-    endpoints: Vec<Endpoint>,
+    endpoints: Vec<SliceEndpoint>,
 }
 
 #[derive(Deserialize)]
-struct Endpoint {
+struct SliceEndpoint {
     #[serde(default)]
     conditions: Conditions,
 }

@@ -25,7 +25,7 @@ use super::list::{self, Item, Items};
 use super::object::clip;
 use super::request::Query::{Get, List};
 use super::request::{api_group, collection, connect, request, MAX_ANSWER};
-use super::{absent, judge, judge_list, list_item, namespace, source, K8sTarget, Verdict};
+use super::{absent, judge, judge_list, list_item, namespace, source, Judgement, K8sTarget};
 use crate::engine::{Attempt, Miss, Watch};
 use crate::error::Failure;
 use crate::kind::http::roundtrip;
@@ -57,7 +57,7 @@ struct State {
     /// Where the watch starts or resumes; `None`: a GET is due first.
     version: Option<String>,
     /// The object's (or list's) last state, judged; current while `version` is set.
-    verdict: Option<Verdict>,
+    verdict: Option<Judgement>,
     /// A list's items, which each event of its watch changes.
     items: Option<Items>,
     /// Why the watch broke, told by the next attempt (which then backs off, then re-lists).
@@ -70,7 +70,7 @@ impl Feed {
     }
 
     /// The verdict an attempt takes without a request, when the watch keeps it current.
-    pub fn current(&self) -> Option<Verdict> {
+    pub fn current(&self) -> Option<Judgement> {
         let mut state = self.state();
         if let Some(failure) = state.broke.take() {
             return Some(Err(Miss::NotYet(failure)));
@@ -83,7 +83,7 @@ impl Feed {
 
     /// A GET's verdict, the version it read (from which the watch starts) and, for a list,
     /// its items.
-    pub fn listed(&self, version: Option<String>, verdict: &Verdict, items: Option<Items>) {
+    pub fn listed(&self, version: Option<String>, verdict: &Judgement, items: Option<Items>) {
         let mut state = self.state();
         let start = state.watching && !state.polling && version.is_some();
         (state.version, state.verdict) = (version, Some(verdict.clone()));
@@ -94,7 +94,7 @@ impl Feed {
     }
 
     /// An event's object: its version and what it says.
-    fn event(&self, version: Option<String>, verdict: Verdict) {
+    fn event(&self, version: Option<String>, verdict: Judgement) {
         let mut state = self.state();
         if version.is_some() {
             state.version = version;
@@ -108,7 +108,7 @@ impl Feed {
         &self,
         version: Option<String>,
         (name, item): (String, Option<Item>),
-        judge: impl FnOnce(&Items) -> Verdict,
+        judge: impl FnOnce(&Items) -> Judgement,
     ) -> Result<(), Failure> {
         let mut state = self.state();
         let items = state.items.get_or_insert_with(Items::default);
@@ -394,7 +394,7 @@ fn event(line: &[u8], reader: &Reader) -> Option<Ended> {
             Ok(())
         }
         "ERROR" => {
-            let status: Status = serde_json::from_slice(object).unwrap_or_default();
+            let status: WatchError = serde_json::from_slice(object).unwrap_or_default();
             if status.code == 410 {
                 return Some(Ended::Gone);
             }
@@ -416,7 +416,7 @@ fn event(line: &[u8], reader: &Reader) -> Option<Ended> {
 /// An `ERROR` event's object.
 #[derive(Default, Deserialize)]
 #[serde(default)]
-struct Status {
+struct WatchError {
     code: u16,
     message: String,
 }

@@ -34,7 +34,7 @@ pub struct Rotation(Mutex<Option<IpAddr>>);
 
 /// What became of one question: a definite answer (addresses or negative), why none came, or
 /// `None` when it was not waited for (the other question had addresses).
-pub type Outcome = Option<Result<Answer, String>>;
+pub type QuestionOutcome = Option<Result<Answer, String>>;
 
 /// One lookup's exchanges with the nameservers of `conf`, which must be over by `end`.
 pub struct Lookup<'r> {
@@ -51,7 +51,7 @@ pub struct Lookup<'r> {
 impl Lookup<'_> {
     /// AAAA and A of `name`, from the cache or else asked together: once one has addresses,
     /// the other is awaited no longer than the resolution delay.
-    pub async fn ask(&mut self, name: &str) -> [Outcome; 2] {
+    pub async fn ask(&mut self, name: &str) -> [QuestionOutcome; 2] {
         let id = fastrand::u16(..);
         let mut asking = Asking {
             name,
@@ -99,7 +99,7 @@ struct Asking<'n> {
     name: &'n str,
     cache: &'n Mutex<Cache>,
     questions: Vec<Question>,
-    outcomes: [Outcome; 2],
+    outcomes: [QuestionOutcome; 2],
     /// Once a question has addresses: when the other stops being awaited.
     patience: Option<Instant>,
 }
