@@ -254,7 +254,7 @@ pub struct CommonArgs {
           hide_env = true)]
     pub any: bool,
 
-    /// Wait until the targets are NOT ready (port closed, file gone).
+    /// Succeed when the targets are NOT ready (port closed, file gone).
     #[arg(long, env = "READYGATE_INVERT", value_parser = Boolean, help_heading = TIMING,
           hide_env = true)]
     pub invert: bool,
