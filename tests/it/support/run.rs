@@ -10,12 +10,15 @@ use std::time::{Duration, Instant};
 /// The benchmark (bench/hostile.sh) records the real overruns.
 pub const OVERRUN: Duration = Duration::from_millis(450);
 
-/// A `readygate` command with a clean environment (no inherited `READYGATE_*`).
+/// A `readygate` command with a clean environment (no inherited `READYGATE_*`) and the signal
+/// state a pod gives it: a suite started by `nohup` or as a shell's background job ignores
+/// SIGHUP, SIGINT and SIGQUIT, which readygate rightly hands on to COMMAND.
 pub fn readygate<I, S>(args: I) -> Command
 where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
+    use std::os::unix::process::CommandExt;
     let mut command = Command::new(env!("CARGO_BIN_EXE_readygate"));
     for (key, _) in std::env::vars_os() {
         if key.to_string_lossy().starts_with("READYGATE_") {
@@ -23,6 +26,16 @@ where
         }
     }
     command.args(args).stdin(Stdio::null());
+    // SAFETY: signal(2) is async-signal-safe, and the hook touches nothing else between fork
+    // and exec. A test that wants signals ignored adds its own hook, which runs after this one.
+    unsafe {
+        command.pre_exec(|| {
+            for signal in [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM] {
+                libc::signal(signal, libc::SIG_DFL);
+            }
+            Ok(())
+        })
+    };
     command
 }
 
