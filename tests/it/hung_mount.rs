@@ -28,6 +28,17 @@ fn released(mut mount: HungMount, running: Running) -> Option<i32> {
     running.finish().code
 }
 
+/// Sends SIGTERM: its line must come within [`MARGIN`], and the run must end with 143 once the
+/// mount lets go.
+#[track_caller]
+fn answers_sigterm(mut running: Running, mount: HungMount, line: &str) {
+    let sent = Instant::now();
+    running.signal(libc::SIGTERM);
+    let said = running.line(line);
+    assert_within(sent, said, MARGIN, &format!("the signal's line {line:?}"));
+    assert_eq!(released(mount, running), Some(143), "{line}");
+}
+
 #[track_caller]
 fn assert_within(from: Instant, to: Instant, limit: Duration, what: &str) {
     let took = to.saturating_duration_since(from);
@@ -65,11 +76,7 @@ fn sigterm_while_a_lookup_hangs_is_answered_at_once() {
         // Half a second in, as a pod being deleted right after it started.
         running.line("waiting up to 60.0s");
         std::thread::sleep(MARGIN);
-        let sent = Instant::now();
-        running.signal(libc::SIGTERM);
-        let said = running.line("stopped by signal 15 before readiness");
-        assert_within(sent, said, MARGIN, "the signal's line");
-        assert_eq!(released(mount, running), Some(143), "{target}");
+        answers_sigterm(running, mount, "stopped by signal 15 before readiness");
     }
 }
 
@@ -83,11 +90,7 @@ fn sigterm_after_attempts_have_hung_is_answered_at_once() {
     let mut running = Running::spawn(&mut readygate(argv.iter().copied().chain([&*target])));
     // Two attempts cut: the first's thread is stuck on the mount, the second waited for it.
     running.line(&format!("{target}: attempt 2: {SILENT}"));
-    let sent = Instant::now();
-    running.signal(libc::SIGTERM);
-    let said = running.line("stopped by signal 15");
-    assert_within(sent, said, MARGIN, "the signal's line");
-    assert_eq!(released(mount, running), Some(143));
+    answers_sigterm(running, mount, "stopped by signal 15");
 }
 
 #[test]
@@ -170,11 +173,11 @@ fn sigterm_while_touch_hangs_is_answered_at_once() {
     ];
     let mut running = Running::spawn(&mut readygate(argv));
     running.line(&format!("{healthy}: ready after"));
-    let sent = Instant::now();
-    running.signal(libc::SIGTERM);
-    let said = running.line("stopped by signal 15 while creating the --touch file");
-    assert_within(sent, said, MARGIN, "the signal's line");
-    assert_eq!(released(mount, running), Some(143));
+    answers_sigterm(
+        running,
+        mount,
+        "stopped by signal 15 while creating the --touch file",
+    );
 }
 
 #[test]
@@ -210,15 +213,11 @@ fn install_into_a_hung_mount_answers_sigterm_at_once() {
     let Some(mount) = HungMount::new() else {
         return;
     };
-    let mut running = Running::spawn(&mut readygate(["install", &mount.arg("shared")]));
+    let running = Running::spawn(&mut readygate(["install", &mount.arg("shared")]));
     wait_until("install listens for SIGTERM", || {
         running.catches(libc::SIGTERM)
     });
-    let sent = Instant::now();
-    running.signal(libc::SIGTERM);
-    let said = running.line("readygate: install: stopped by signal 15");
-    assert_within(sent, said, MARGIN, "the signal's line");
-    assert_eq!(released(mount, running), Some(143));
+    answers_sigterm(running, mount, "readygate: install: stopped by signal 15");
 }
 
 #[test]
@@ -241,15 +240,11 @@ fn sidecar_native_with_its_state_on_a_hung_mount_answers_sigterm_at_once() {
     };
     let state = mount.arg("state");
     let argv = ["sidecar", "native", "--state", &state, "--", "true"];
-    let mut running = Running::spawn(&mut readygate(argv));
+    let running = Running::spawn(&mut readygate(argv));
     wait_until("the sidecar listens for SIGTERM", || {
         running.catches(libc::SIGTERM)
     });
-    let sent = Instant::now();
-    running.signal(libc::SIGTERM);
-    let said = running.line("stopped by signal 15 at the state file");
-    assert_within(sent, said, MARGIN, "the signal's line");
-    assert_eq!(released(mount, running), Some(143));
+    answers_sigterm(running, mount, "stopped by signal 15 at the state file");
 }
 
 /// A file an option names, under the hung mount: the option, and the words around it.
@@ -321,16 +316,16 @@ fn sigterm_while_reading_files_options_name_is_answered_at_once() {
         let file = option_files(&mount).swap_remove(index);
         let argv = ["wait", "-t", "60s"].into_iter().map(String::from);
         let mut run = readygate(argv.chain(file.words.iter().cloned()));
-        let mut running = Running::spawn(run.envs(file.env.iter().cloned()));
+        let running = Running::spawn(run.envs(file.env.iter().cloned()));
         wait_until("readygate listens for SIGTERM", || {
             running.catches(libc::SIGTERM)
         });
         std::thread::sleep(MARGIN);
-        let sent = Instant::now();
-        running.signal(libc::SIGTERM);
-        let said = running.line(&format!("stopped by signal 15 while reading {}", file.what));
-        assert_within(sent, said, MARGIN, "the signal's line");
-        assert_eq!(released(mount, running), Some(143), "{}", file.what);
+        answers_sigterm(
+            running,
+            mount,
+            &format!("stopped by signal 15 while reading {}", file.what),
+        );
     }
 }
 
@@ -366,11 +361,7 @@ fn a_ca_bundle_under_a_hung_mount_bounds_tls_attempts_and_answers_sigterm() {
     let mut run = readygate(["wait", "-v", "-t", "60s", &url]);
     let mut running = Running::spawn(run.env("SSL_CERT_FILE", mount.join("bundle.pem")));
     running.line(&format!("{url}: attempt 2: {bundle}"));
-    let sent = Instant::now();
-    running.signal(libc::SIGTERM);
-    let said = running.line("stopped by signal 15 before readiness");
-    assert_within(sent, said, MARGIN, "the signal's line");
-    assert_eq!(released(mount, running), Some(143));
+    answers_sigterm(running, mount, "stopped by signal 15 before readiness");
     assert_eq!(
         server.hits(),
         0,
@@ -426,9 +417,9 @@ fn sigterm_while_the_command_is_looked_up_is_answered_at_once() {
     let mut running = Running::spawn(&mut readygate(argv));
     running.line(&format!("{healthy}: ready after"));
     std::thread::sleep(MARGIN);
-    let sent = Instant::now();
-    running.signal(libc::SIGTERM);
-    let said = running.line("stopped by signal 15 while looking up the command");
-    assert_within(sent, said, MARGIN, "the signal's line");
-    assert_eq!(released(mount, running), Some(143));
+    answers_sigterm(
+        running,
+        mount,
+        "stopped by signal 15 while looking up the command",
+    );
 }
