@@ -34,7 +34,7 @@ pub async fn wait_or_probe(mut plan: Plan) -> Exit {
     };
     if let Some(url) = &plan.on_exit {
         let timeout = plan.policy.attempt_timeout;
-        crate::process::supervise::notify(url, timeout, &context.options).await;
+        crate::process::supervise::notify(url, timeout, &context).await;
     }
     exit
 }

@@ -39,7 +39,7 @@ use crate::error::Failure;
 use crate::header::Header;
 use crate::matcher::Matcher;
 use crate::net::resolve::Resolver;
-use crate::net::tls::Clients;
+use crate::net::tls::{self, Clients};
 use crate::status::StatusRanges;
 use target::Target;
 
@@ -168,14 +168,17 @@ pub enum HttpMethod {
 
 /// State shared by all checks of one run: the options, what is set up lazily for them, and
 /// what the run remembers between attempts. Handed down to each check, never reached through
-/// a global: two runs in one process (unit tests, `--on-exit`'s notice) share nothing.
+/// a global: two runs in one process (unit tests) share nothing; `--on-exit`'s notice
+/// ([`Context::notice`]) shares its run's memory.
 #[derive(Debug)]
 pub struct Context {
     pub options: Options,
     /// TLS client settings, made on the first `https://` or `grpcs://` attempt.
     tls: OnceLock<Result<Clients, Failure>>,
+    /// The warnings the TLS settings gave.
+    tls_told: Arc<tls::Told>,
     /// The DNS answers and nameserver order every connect of the run shares.
-    pub resolver: Resolver,
+    pub resolver: Arc<Resolver>,
     /// The inotify instance the run's file targets share.
     pub inotify: file::HubSlot,
     /// Whether `redis://`'s warning about `-NOAUTH` was given (once per run).
@@ -187,10 +190,30 @@ impl Context {
         Arc::new(Context {
             options,
             tls: OnceLock::new(),
-            resolver: Resolver::default(),
+            tls_told: Arc::default(),
+            resolver: Arc::default(),
             inotify: file::HubSlot::default(),
             noauth_told: AtomicBool::new(false),
         })
+    }
+
+    /// The context of `--on-exit`'s notice: a POST with only the run's TLS trust (`--insecure`,
+    /// `--cacert`), and the run's DNS answers and TLS warnings, so neither comes twice.
+    pub fn notice(&self) -> Context {
+        let options = Options {
+            method: HttpMethod::Post,
+            insecure: self.options.insecure,
+            cacert: self.options.cacert.clone(),
+            ..Options::default()
+        };
+        Context {
+            options,
+            tls: OnceLock::new(),
+            tls_told: self.tls_told.clone(),
+            resolver: self.resolver.clone(),
+            inotify: file::HubSlot::default(),
+            noauth_told: AtomicBool::new(false),
+        }
     }
 
     /// The TLS client settings, made once (the roots are parsed on first use only).
@@ -198,7 +221,14 @@ impl Context {
         let opt = &self.options;
         let made = self.tls.get_or_init(|| {
             let name = opt.tls_server_name.clone();
-            Clients::new(opt.insecure, &opt.cacert, opt.client_cert.as_ref(), name)
+            let told = &self.tls_told;
+            Clients::new(
+                opt.insecure,
+                &opt.cacert,
+                opt.client_cert.as_ref(),
+                name,
+                told,
+            )
         });
         made.as_ref().map_err(Clone::clone)
     }

@@ -8,6 +8,7 @@ mod words;
 
 use std::fmt::Display;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -67,6 +68,16 @@ impl Alpn {
     }
 }
 
+/// The warnings TLS settings give once per run, whichever of the run's settings give them
+/// (the targets', `--on-exit`'s notice).
+#[derive(Debug, Default)]
+pub struct Told {
+    /// Whether `--insecure` was said.
+    insecure: AtomicBool,
+    /// Whether a server asked for a client certificate that is not set, and was told so.
+    asked: Arc<client_cert::Asked>,
+}
+
 /// The TLS client settings of one run, but for the ALPN protocol each connection sets.
 #[derive(Debug)]
 pub struct Clients {
@@ -84,18 +95,20 @@ pub struct Clients {
 
 impl Clients {
     /// Builds the settings: the roots and `cacert`, or with `insecure` no verification (said
-    /// once in the log); `client_cert` to offer; `server_name` instead of the URL's host.
+    /// once per run, as `told` keeps); `client_cert` to offer; `server_name` instead of the URL's
+    /// host.
     pub fn new(
         insecure: bool,
         cacert: &[Certificate],
         client_cert: Option<&Identity>,
         server_name: Option<ServerName<'static>>,
+        told: &Told,
     ) -> Result<Clients, Failure> {
-        if insecure {
+        if insecure && !told.insecure.swap(true, Ordering::Relaxed) {
             tracing::warn!("--insecure: TLS certificates are not verified");
         }
         let bundle = Arc::new(OnceLock::new());
-        let asked = Arc::default();
+        let asked = Arc::clone(&told.asked);
         let verifier = Verifier {
             insecure,
             quick: verifier(quick_roots(cacert))?,

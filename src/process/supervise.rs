@@ -12,7 +12,7 @@ use crate::exit::Exit;
 use crate::kind::http::HttpTarget;
 use crate::kind::target::Target;
 use crate::kind::Kind;
-use crate::kind::{http, Context, HttpMethod, Options};
+use crate::kind::{http, Context, Options};
 use crate::process::signal::Terminations;
 
 /// Reap even if a SIGCHLD was somehow not seen: a bound on how late an exit is noticed.
@@ -105,15 +105,10 @@ fn reap(command: libc::pid_t) -> Option<Exit> {
 }
 
 /// Sends `POST url` over a fresh connection, bounded by `attempt_timeout`, and logs how it
-/// went; a failure is never fatal.
-pub async fn notify(url: &HttpTarget, attempt_timeout: Duration, options: &Options) {
-    // Only TLS trust applies to the notice; headers, method and --unix-socket are the targets'.
-    let context = Context::new(Options {
-        method: HttpMethod::Post,
-        insecure: options.insecure,
-        cacert: options.cacert.clone(),
-        ..Options::default()
-    });
+/// went; a failure is never fatal. `run` is the run's context, of which the notice takes only
+/// its TLS trust and its memory.
+pub async fn notify(url: &HttpTarget, attempt_timeout: Duration, run: &Context) {
+    let context = run.notice();
     let shown = shown(url);
     // Bounded here rather than by an engine's attempt.
     let at = crate::engine::Attempt::unbounded();
@@ -147,7 +142,7 @@ pub async fn notify(url: &HttpTarget, attempt_timeout: Duration, options: &Optio
 /// `http(s)://` URL: with default options, as nothing else of the plan can be trusted.
 pub async fn notify_refused(url: &str, attempt_timeout: Duration) {
     if let Ok(Kind::Http(url)) = Target::parse(url).map(|target| target.kind) {
-        notify(&url, attempt_timeout, &Options::default()).await;
+        notify(&url, attempt_timeout, &Context::new(Options::default())).await;
     }
 }
 

@@ -213,6 +213,27 @@ fn a_changed_address_is_seen_once_its_ttl_runs_out() {
     assert_eq!(dns.count(name, A), 2, "{:?}", dns.queries());
 }
 
+#[test]
+fn on_exit_reuses_the_runs_answers() {
+    // `--on-exit`'s notice goes to the host the target resolved: within the answers' TTL it
+    // asks DNS nothing more.
+    let name = "web.default.svc.cluster.local";
+    let (pod, dns) = counted(Zone {
+        records: vec![(name.into(), Ipv4Addr::LOCALHOST)],
+        ttl: 60,
+        negative_ttl: Some(60),
+        silent: false,
+    });
+    let _web = web(&pod);
+    let notice = ["--on-exit", "http://web/done", "--", "true"];
+    pod.readygate([&["wait", "http://web/"][..], &notice].concat())
+        .outcome()
+        .expect_code(0)
+        .expect_stderr("POST http://web/done: status 200");
+    assert_eq!(dns.count(name, A), 1, "{:?}", dns.queries());
+    assert_eq!(dns.count(name, AAAA), 1, "{:?}", dns.queries());
+}
+
 /// A pod whose resolv.conf points at a [`Responder`] serving `zone` on 127.0.0.1:53.
 fn counted(zone: Zone) -> (Pod, Responder) {
     let pod = Pod::new(HOSTS);

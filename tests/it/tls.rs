@@ -306,6 +306,28 @@ fn a_bad_cacert_is_a_usage_error() {
     .expect_stderr("no PEM certificate");
 }
 
+#[test]
+fn on_exit_shares_the_runs_tls_warnings() {
+    // The targets and `--on-exit`'s notice reach a server that asks for a client certificate,
+    // with `--insecure`: each warning comes once per run, not once more for the notice.
+    let (_nginx, url) = mtls(&Certs::localhost());
+    let outcome = readygate(["wait", "-t", "2s", "--insecure", "--on-exit", &url, &url])
+        .args(["--", "true"])
+        .outcome();
+    // A handshake of the targets' completed (nginx answers 400 without a certificate).
+    outcome
+        .expect_code(1)
+        .expect_stderr(&format!("{url}: status 400"))
+        .expect_stderr(&format!("POST {url}: status 400"));
+    for warning in [
+        "asked for a TLS client certificate and none is set",
+        "--insecure: TLS certificates are not verified",
+    ] {
+        let count = outcome.stderr.matches(warning).count();
+        assert_eq!(count, 1, "{warning:?} said {count} times: {outcome:#?}");
+    }
+}
+
 /// An HTTPS site that asks every client for a certificate signed by `{ca}` and says whose it got.
 const MTLS_SITE: &str = "
 server {
@@ -317,18 +339,22 @@ server {
     location / { return 200 \"client=$ssl_client_s_dn\\n\"; }
 }";
 
-#[test]
-fn client_certificates_for_a_server_that_requires_them() {
-    let certs = Certs::localhost();
-    let client = certs.client("probe-client");
+/// nginx serving [`MTLS_SITE`] with `certs`, and its URL.
+fn mtls(certs: &Certs) -> (Nginx, String) {
     let port = free_port();
     let site = MTLS_SITE
         .replace("{port}", &port.to_string())
         .replace("{cert}", certs.cert.to_str().unwrap())
         .replace("{key}", certs.key.to_str().unwrap())
         .replace("{ca}", certs.ca.to_str().unwrap());
-    let _nginx = Nginx::start(&site);
-    let url = format!("https://localhost:{port}/");
+    (Nginx::start(&site), format!("https://localhost:{port}/"))
+}
+
+#[test]
+fn client_certificates_for_a_server_that_requires_them() {
+    let certs = Certs::localhost();
+    let client = certs.client("probe-client");
+    let (_nginx, url) = mtls(&certs);
     let ca = certs.ca.to_str().unwrap();
     let (cert, key) = (client.cert.to_str().unwrap(), client.key.to_str().unwrap());
     // Without one, nginx answers 400 ("No required SSL certificate was sent").
