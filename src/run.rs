@@ -253,6 +253,11 @@ async fn ready(plan: &Plan, signals: &mut Terminations) -> Exit {
     // own look-up finds the answer cached.
     let program = plan.command[0].clone();
     let shown = crate::redact::quoted(&program.to_string_lossy());
+    let in_path = match program.as_encoded_bytes().contains(&b'/') {
+        true => "",
+        false => " in PATH",
+    };
+    tracing::debug!(event = "lookup", "looking up the command {shown}{in_path}");
     let look_up = move || crate::process::exec::find_program(&program).map(std::fs::metadata);
     match off_thread(plan, signals, look_up).await {
         Ok(_) => {}

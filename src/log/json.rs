@@ -22,6 +22,7 @@ pub const EVENTS: &[&str] = &[
     "not_ready",
     "giving_up",
     "signal",
+    "lookup",
     "exec",
     "command",
     "on_exit",

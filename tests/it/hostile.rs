@@ -566,8 +566,10 @@ fn a_sigterm_is_answered_while_stderr_is_full() {
         .stderr(writer)
         .spawn()
         .unwrap();
-    // Long enough for its first lines to be stuck behind the full pipe.
-    std::thread::sleep(Duration::from_millis(500));
+    // The pipe was full before it started: every line it writes is stuck behind it.
+    wait_until("readygate listens for SIGTERM", || {
+        crate::support::running::catches(child.id(), libc::SIGTERM)
+    });
     let sent = std::time::Instant::now();
     // SAFETY: kill(2) on our own child, not yet waited for.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };

@@ -67,15 +67,15 @@ fn wait_on_a_path_under_a_hung_mount_says_not_ready_at_its_deadline() {
 
 #[test]
 fn sigterm_while_a_lookup_hangs_is_answered_at_once() {
-    for name in ["ready", "a/ready"] {
+    // The target itself on the mount, then a folder of it: the lookup that hangs is the first.
+    for (name, hangs) in [("ready", "ready"), ("a/ready", "a")] {
         let Some(mount) = HungMount::new() else {
             return;
         };
         let target = mount.arg(name);
         let mut running = Running::spawn(&mut readygate(["wait", "-t", "60s", &target]));
-        // Half a second in, as a pod being deleted right after it started.
         running.line("waiting up to 60.0s");
-        std::thread::sleep(MARGIN);
+        mount.asked(hangs);
         answers_sigterm(running, mount, "stopped by signal 15 before readiness");
     }
 }
@@ -249,6 +249,8 @@ fn sidecar_native_with_its_state_on_a_hung_mount_answers_sigterm_at_once() {
 
 /// A file an option names, under the hung mount: the option, and the words around it.
 struct OptionFile {
+    /// The name under the mount whose lookup hangs.
+    name: &'static str,
     /// What the line says it was reading (`--cacert "…"`).
     what: String,
     /// The command line's words after the command, target included.
@@ -264,16 +266,19 @@ fn option_files(mount: &HungMount) -> Vec<OptionFile> {
     let https = "https://127.0.0.1:1/".to_string();
     vec![
         OptionFile {
+            name: "file.pem",
             what: format!("--cacert {quoted}"),
             words: vec!["--cacert".into(), file.clone(), https.clone()],
             env: vec![],
         },
         OptionFile {
+            name: "file.pem",
             what: format!("--cert/--key {quoted}"),
             words: vec!["--cert".into(), file.clone(), https.clone()],
             env: vec![],
         },
         OptionFile {
+            name: "serviceaccount",
             what: "the service account folder".into(),
             words: vec![
                 "--k8s-serviceaccount-dir".into(),
@@ -320,7 +325,7 @@ fn sigterm_while_reading_files_options_name_is_answered_at_once() {
         wait_until("readygate listens for SIGTERM", || {
             running.catches(libc::SIGTERM)
         });
-        std::thread::sleep(MARGIN);
+        mount.asked(file.name);
         answers_sigterm(
             running,
             mount,
@@ -406,6 +411,7 @@ fn sigterm_while_the_command_is_looked_up_is_answered_at_once() {
     let app = mount.arg("app");
     let argv = [
         "wait",
+        "-v",
         "--attempt-timeout",
         "30s",
         "-t",
@@ -415,8 +421,7 @@ fn sigterm_while_the_command_is_looked_up_is_answered_at_once() {
         &app,
     ];
     let mut running = Running::spawn(&mut readygate(argv));
-    running.line(&format!("{healthy}: ready after"));
-    std::thread::sleep(MARGIN);
+    running.line(&format!("looking up the command \"{app}\""));
     answers_sigterm(
         running,
         mount,

@@ -1,7 +1,8 @@
 /* A FUSE file system that never answers a lookup: every name under its root hangs like a
  * dead NFS server's, while the root itself answers (so the mount point stays usable).
  * Built and run by tests/it/support/hung_mount.rs. Usage: hung_fuse MOUNTPOINT
- * It says "mounted" on stdout once the kernel has the mount, and runs until killed. */
+ * It says "mounted" on stdout once the kernel has the mount, then each lookup it leaves
+ * unanswered, and runs until killed. */
 #define FUSE_USE_VERSION 34
 #include <fuse_lowlevel.h>
 #include <errno.h>
@@ -10,9 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Never replied to: the caller's lookup waits in the kernel until the daemon dies. */
+/* Never replied to: the caller's lookup waits in the kernel until the daemon dies. Each is
+ * said on stdout ("lookup NAME"), so a test knows when a call is stuck here. */
 static void hang_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
-    (void)req, (void)parent, (void)name;
+    (void)req, (void)parent;
+    printf("lookup %s\n", name);
+    fflush(stdout);
 }
 
 static void root_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {

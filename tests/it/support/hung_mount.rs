@@ -6,9 +6,12 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{mpsc, OnceLock};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::OnceLock;
+use std::time::Instant;
 
 use super::daemon::{require, run_ok, START_LIMIT};
+use super::events::EVENT_LIMIT;
 use super::TempDir;
 
 /// The daemon's source, next to this file.
@@ -20,6 +23,8 @@ pub struct HungMount {
     daemon: Option<Child>,
     /// The mount point.
     root: PathBuf,
+    /// The daemon's stdout lines: `lookup NAME` for each lookup left hanging.
+    said: Receiver<String>,
     /// Holds the mount point; removed after the unmount.
     _dir: TempDir,
 }
@@ -48,21 +53,25 @@ impl HungMount {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("start hung_fuse");
-        // It says "mounted" once the kernel has the mount.
+        // It says "mounted" once the kernel has the mount, then a line per hung lookup: read
+        // to its end, or the daemon would die of SIGPIPE and let the hung calls go.
         let stdout = daemon.stdout.take().expect("daemon stdout");
-        let (said, heard) = mpsc::channel();
+        let (sender, said) = mpsc::channel();
         std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = said.send(line);
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
         });
         let mut mount = HungMount {
             daemon: Some(daemon),
             root,
+            said,
             _dir: dir,
         };
-        match heard.recv_timeout(START_LIMIT) {
-            Ok(line) if line.trim() == "mounted" => Some(mount),
+        match mount.said.recv_timeout(START_LIMIT) {
+            Ok(line) if line == "mounted" => Some(mount),
             other => {
                 mount.release();
                 panic!("hung_fuse did not mount: {other:?}");
@@ -73,6 +82,22 @@ impl HungMount {
     /// A path under the mount: looking it up never ends while the daemon runs.
     pub fn join(&self, name: &str) -> PathBuf {
         self.root.join(name)
+    }
+
+    /// Waits until a lookup of `name` (a name right under the mount: the first part of a path
+    /// given to [`HungMount::join`]) hangs on the mount; fails the test after [`EVENT_LIMIT`].
+    #[track_caller]
+    pub fn asked(&self, name: &str) -> Instant {
+        let expected = format!("lookup {name}");
+        let deadline = Instant::now() + EVENT_LIMIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.said.recv_timeout(left) {
+                Ok(line) if line == expected => return Instant::now(),
+                Ok(_) => {}
+                Err(_) => panic!("no lookup of {name:?} on the hung mount within {EVENT_LIMIT:?}"),
+            }
+        }
     }
 
     /// The path as a string, for a command line.

@@ -109,14 +109,7 @@ impl Running {
     /// Whether it has a handler of its own for `signal` now (`SigCgt` in its `/proc` status):
     /// from then on the signal is its to act on, not the kernel's default.
     pub fn catches(&self, signal: i32) -> bool {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid));
-        status.is_ok_and(|status| {
-            status
-                .lines()
-                .find_map(|line| line.strip_prefix("SigCgt:"))
-                .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
-                .is_some_and(|mask| mask & (1 << (signal - 1)) != 0)
-        })
+        catches(self.pid, signal)
     }
 
     /// When it was spawned.
@@ -307,4 +300,17 @@ impl Drop for Running {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// Whether process `pid` has a handler of its own for `signal` now (`SigCgt` in its `/proc`
+/// status), for a child the test spawned itself.
+pub fn catches(pid: u32, signal: i32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"));
+    status.is_ok_and(|status| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("SigCgt:"))
+            .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+            .is_some_and(|mask| mask & (1 << (signal - 1)) != 0)
+    })
 }
