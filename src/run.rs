@@ -262,11 +262,16 @@ async fn ready(plan: &Plan, signals: &mut Terminations) -> Exit {
     match off_thread(plan, signals, look_up).await {
         Ok(_) => {}
         Err(Stop::Failed(failure)) => {
-            say!("readygate: cannot run {shown}: {failure}");
-            return Exit::CannotExecute;
+            let why = failure.to_string();
+            return crate::process::exec::say_cannot_run(&shown, why, Exit::CannotExecute);
         }
         Err(Stop::Signal(signal)) => {
-            tracing::warn!("stopped by signal {signal} while looking up the command");
+            let status = Exit::Signal(signal).code();
+            tracing::warn!(
+                event = "signal",
+                status,
+                "stopped by signal {signal} while looking up the command"
+            );
             return Exit::Signal(signal);
         }
     }

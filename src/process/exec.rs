@@ -41,6 +41,11 @@ pub fn cannot_run(program: &OsStr, err: &io::Error) -> Exit {
         },
         _ => (crate::error::describe_io(err), Exit::CannotExecute),
     };
+    say_cannot_run(&shown, why, exit)
+}
+
+/// Says that COMMAND (`shown`, quoted) cannot run and why, as text or as an `exec` JSON line.
+pub fn say_cannot_run(shown: &str, why: String, exit: Exit) -> Exit {
     let mut fields = Fields::new("exec", &format!("cannot run {shown}: {why}"));
     (fields.status, fields.reason) = (Some(exit.code().into()), Some(why));
     crate::log::say(tracing::Level::ERROR, fields);

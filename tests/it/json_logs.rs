@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::support::http::{Answer, HttpServer};
+use crate::support::hung_mount::HungMount;
 use crate::support::run::RunExt;
 use crate::support::{closed_addr, readygate, Running};
 
@@ -231,4 +232,56 @@ fn with_several_targets_each_ready_line_names_its_own() {
     assert_eq!(gave_up.len(), 1, "{}", outcome.stderr);
     assert_eq!(gave_up[0]["target"], closed.as_str());
     assert_eq!(gave_up[0]["status"], 1);
+}
+
+#[test]
+fn a_command_looked_up_on_a_hung_mount_ends_in_json_lines_too() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let healthy = listener.local_addr().unwrap().to_string();
+    // Its look-up given up after one attempt's time (126), then stopped by SIGTERM (143).
+    let cases = [
+        (
+            "300ms",
+            "exec",
+            126,
+            "no answer from the file system within 300ms",
+        ),
+        (
+            "30s",
+            "signal",
+            143,
+            "stopped by signal 15 while looking up the command",
+        ),
+    ];
+    for (attempt_timeout, event, status, said) in cases {
+        let Some(mut mount) = HungMount::new() else {
+            return;
+        };
+        let app = mount.arg("app");
+        let argv = ["wait", "-v", "--log-format", "json", "--attempt-timeout"];
+        let mut run = readygate(
+            argv.into_iter()
+                .chain([attempt_timeout, &healthy, "--", &app]),
+        );
+        let mut running = Running::spawn(&mut run);
+        running.line("\"event\":\"lookup\"");
+        if event == "signal" {
+            mount.asked("app");
+            running.signal(libc::SIGTERM);
+        }
+        running.line(&format!("\"event\":\"{event}\""));
+        mount.release();
+        let ended = running.end();
+        assert_eq!(
+            ended.status.code(),
+            Some(status),
+            "{}",
+            ended.outcome.stderr
+        );
+        let lines = parsed(&ended.outcome.stderr);
+        let last = lines.last().unwrap();
+        assert_eq!(last["event"], event, "{}", ended.outcome.stderr);
+        assert_eq!(last["status"], status, "{last}");
+        assert!(last["message"].as_str().unwrap().contains(said), "{last}");
+    }
 }
