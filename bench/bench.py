@@ -27,6 +27,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+import sections
+
 TRUE = "/bin/true"
 MIB = 1024 * 1024
 
@@ -810,29 +812,6 @@ Written by `bench/run.sh` (see "Benchmark" in docs/performance.md); do not edit 
 """
 
 
-def keep_container_section(path, text):
-    """bench/containers.sh writes the figures through a container runtime into the same report,
-    and bench/load.sh the load on the cluster, each between its markers: a run of this
-    benchmark keeps them."""
-    old = path.read_text() if path.exists() else ""
-    for name in ["containers", "load"]:
-        start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
-        if start in old and end in old:
-            section = start + old.split(start, 1)[1].split(end, 1)[0] + end
-            text = f"{text.rstrip()}\n\n{section}\n"
-    return text
-
-
-def update_summary(path, text):
-    start, end = "<!-- bench:start -->", "<!-- bench:end -->"
-    content = path.read_text()
-    if start not in content or end not in content:
-        raise SystemExit(f"bench: {path} has no {start} … {end} markers")
-    head, rest = content.split(start, 1)
-    _, tail = rest.split(end, 1)
-    path.write_text(f"{head}{start}\n{text}\n{end}{tail}")
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--readygate", required=True)
@@ -890,9 +869,9 @@ def main():
     if parts == {"oneshot", "detection", "cpu", "fanout"}:
         text = report(r, args)
         if args.report:
-            args.report.write_text(keep_container_section(args.report, text))
+            args.report.write_text(sections.with_the_rest(args.report, text))
         if args.summary:
-            update_summary(args.summary, summary(r))
+            sections.replace(args.summary, "bench", summary(r), required=True)
         print(text)
     else:
         print(json.dumps(r, indent=1, default=str))

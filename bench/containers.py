@@ -22,7 +22,8 @@ import threading
 import time
 from pathlib import Path
 
-START, END = "<!-- containers:start -->", "<!-- containers:end -->"
+import sections
+
 
 
 def listener():
@@ -128,8 +129,7 @@ def section(times, args, started):
         for label, v in times.items()
     )
     met = "yes" if ratio <= 1.10 else "no"
-    return f"""{START}
-## Through a container runtime
+    return f"""## Through a container runtime
 
 Written by `bench/containers.sh`; do not edit by hand. An exec probe costs what the runtime's
 exec costs: the kubelet's exec probe goes through the CRI's `ExecSync` to the runtime, which
@@ -150,18 +150,7 @@ busybox, and it runs as uid 65532.
 | --- | --- | --- | --- |
 | `runc exec readygate probe` ÷ `runc exec /true` (medians) | ≤ 1.10× | {ratio:.2f}× | {met} |
 
-The one-shot rows of the table above are the same probe on the host, without the runtime.
-{END}"""
-
-
-def write(report, text):
-    old = report.read_text() if report.exists() else ""
-    if START in old and END in old:
-        head, rest = old.split(START, 1)
-        _, tail = rest.split(END, 1)
-        report.write_text(f"{head}{text}{tail}")
-    else:
-        report.write_text(f"{old.rstrip()}\n\n{text}\n")
+The one-shot rows of the table above are the same probe on the host, without the runtime."""
 
 
 def main():
@@ -179,7 +168,7 @@ def main():
     times = measure(args)
     text = section(times, args, started)
     if args.report:
-        write(args.report, text)
+        sections.replace(args.report, "containers", text)
     print(text)
 
 

@@ -29,6 +29,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+import sections
+
 NS, JOB = "bench", "migrate"
 JOB_PATH = f"/apis/batch/v1/namespaces/{NS}/jobs/{JOB}"
 JOBS_PATH = f"/apis/batch/v1/namespaces/{NS}/jobs"
@@ -289,8 +291,7 @@ def write_report(options, results, peak_endless, endless_reason):
     median = statistics.median(watch["latency"])
     peak = max(watch["peak"], peak_endless) / 1024
     goal = lambda ok: "yes" if ok else "**no**"
-    text = f"""<!-- k8s-watch:start -->
-## k8s:// watch against poll
+    text = f"""## k8s:// watch against poll
 
 Written by `bench/k8s_watch.sh`; do not edit by hand. {when}, readygate {commit} (release
 build, the static binary), against the stand-in API server of bench/k8s_watch.py: {options.pods}
@@ -310,16 +311,8 @@ then `{"".join(endless_reason)[:160]}`.
 | --- | --- | --- | --- |
 | requests per waiting pod, healthy API server | ≤ 1 per minute | {watch['per_minute']:.2f} per minute | {goal(watch['per_minute'] <= 1)} |
 | detection after the Job completes | ≤ 200 ms median | {median:.0f} ms | {goal(median <= 200)} |
-| memory of a watch | ≤ the single-answer bound ({ANSWER_BOUND_MIB} MiB) | {peak:.1f} MiB | {goal(peak <= ANSWER_BOUND_MIB)} |
-<!-- k8s-watch:end -->"""
-    report = root / "bench" / "report.md"
-    old = report.read_text()
-    start, end = "<!-- k8s-watch:start -->", "<!-- k8s-watch:end -->"
-    if start in old:
-        head, rest = old.split(start, 1)
-        report.write_text(head + text + rest.split(end, 1)[1])
-    else:
-        report.write_text(old.rstrip() + "\n\n" + text + "\n")
+| memory of a watch | ≤ the single-answer bound ({ANSWER_BOUND_MIB} MiB) | {peak:.1f} MiB | {goal(peak <= ANSWER_BOUND_MIB)} |"""
+    sections.replace(root / "bench" / "report.md", "k8s-watch", text)
     print(text)
 
 

@@ -24,6 +24,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+import sections
+
 HERE = Path(__file__).resolve().parent
 AGENT = HERE / "load_agent.py"
 RESOLV_CONF = """nameserver 192.0.2.1
@@ -311,16 +313,6 @@ CPU: user+sys from `wait4` over `wait -t 10s` on a refused port, three of each a
 the `503` server's waiter beside them."""
 
 
-def update(path, start, end, text, heading=None):
-    content = path.read_text() if path.exists() else ""
-    if start in content and end in content:
-        head, rest = content.split(start, 1)
-        _, tail = rest.split(end, 1)
-    else:
-        head, tail = content.rstrip("\n") + "\n\n" + (f"{heading}\n\n" if heading else ""), "\n"
-    path.write_text(f"{head}{start}\n{text}\n{end}{tail}")
-
-
 def summary_table(r):
     rg = {k.split("|")[1]: v for k, v in r["load"].items() if k.startswith("readygate|")}
     median = statistics.median
@@ -369,9 +361,8 @@ def main():
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(r, indent=1))
-    update(args.report, "<!-- load:start -->", "<!-- load:end -->", report(r))
-    update(args.summary, "<!-- load:start -->", "<!-- load:end -->", summary_table(r),
-           heading="## Load on the cluster")
+    sections.replace(args.report, "load", report(r))
+    sections.replace(args.summary, "load", summary_table(r), heading="## Load on the cluster")
     print(goals(r))
 
 

@@ -47,6 +47,8 @@ fi
 python3 - "$out" "$runs" "$build" <<'PY'
 import re, subprocess, sys, time
 from pathlib import Path
+sys.path.insert(0, "bench")
+import sections
 lines, runs, build = Path(sys.argv[1]).read_text().splitlines(), sys.argv[2], sys.argv[3]
 worst = {}
 for line in lines:
@@ -56,8 +58,7 @@ commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=
 when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
 rows = "\n".join(f"| {label} | {kib / 1024:.1f} MiB |" for label, kib in sorted(worst.items()))
 top = max(worst.values(), default=0) / 1024
-text = f"""<!-- memory:start -->
-## Memory against hostile answers
+text = f"""## Memory against hostile answers
 
 Written by `bench/memory.sh`; do not edit by hand. {when}, readygate {commit} ({build}),
 worst of {runs} runs of each `probe` (GNU time `%M`), one at a time.
@@ -68,15 +69,7 @@ worst of {runs} runs of each `probe` (GNU time `%M`), one at a time.
 
 | goal | target | measured (worst) | met |
 | --- | --- | --- | --- |
-| peak RSS of one `probe`, whatever a peer sends | ≤ 32 MiB | {top:.1f} MiB | {"yes" if top <= 32 else "**no**"} |
-<!-- memory:end -->"""
-report = Path("bench/report.md")
-old = report.read_text()
-start, end = "<!-- memory:start -->", "<!-- memory:end -->"
-if start in old:
-    head, rest = old.split(start, 1)
-    report.write_text(head + text + rest.split(end, 1)[1])
-else:
-    report.write_text(old.rstrip() + "\n\n" + text + "\n")
+| peak RSS of one `probe`, whatever a peer sends | ≤ 32 MiB | {top:.1f} MiB | {"yes" if top <= 32 else "**no**"} |"""
+sections.replace("bench/report.md", "memory", text)
 print(text)
 PY

@@ -22,9 +22,9 @@ import threading
 import time
 from pathlib import Path
 
-from containers import bundle, listener, percentile, versions, write
+import sections
+from containers import bundle, listener, percentile, versions
 
-START, END = "<!-- serve:start -->", "<!-- serve:end -->"
 
 
 def children_cpu():
@@ -231,8 +231,7 @@ def section(args, results, started):
     )
     cached_median = statistics.median(cac_lat)
     attack_max = max(attack_lat)
-    return f"""{START}
-## `serve` against exec probes
+    return f"""## `serve` against exec probes
 
 Written by `bench/serve.sh`; do not edit by hand. One run, side by side, both paths checking
 the same target (a listener on 127.0.0.1), {args.probes} probes each after {args.warmup}
@@ -260,8 +259,7 @@ costs more than this in a cluster.
 | RSS under 64 concurrent clients (sampled peak; VmHWM) | ≤ 16 MiB | {busy_rss / 1024:.1f} MiB; {hwm / 1024:.1f} MiB | {met(max(busy_rss, hwm) <= 16 * 1024)} |
 | CPU at idle over {args.idle:.0f} s (no polling) | 0 | {idle_cpu * 1000:.3f} ms | {met(idle_cpu < 0.001)} |
 | answers while {opened:,} connections are opened and held and 200 drip their heads: max (p50, p99; {len(attack_lat)} probes, {attack_failed} failed{": " + json.dumps(attack_errors) if attack_failed else ""}) | ≤ 100 ms | {ms(attack_max)} ({ms(statistics.median(attack_lat))}, {ms(percentile(attack_lat, 0.99))}) | {met(attack_max <= 0.1 and not attack_failed)} |
-{growth_row}
-{END}"""
+{growth_row}"""
 
 
 def main():
@@ -290,7 +288,7 @@ def main():
     }
     text = section(args, results, started)
     if args.report:
-        write(args.report, text)
+        sections.replace(args.report, "serve", text)
     print(text)
 
 
