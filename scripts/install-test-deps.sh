@@ -25,6 +25,8 @@ packages=(
   redis-tools
   dnsmasq-base
   iproute2
+  # iptables: a pod's API connection cut in its own netns (tests/it/k8s_watch.rs)
+  iptables
   # the servers of the protocol targets (tests/it/protocols/), each started by the suite from
   # a temp folder on free ports, never as a system service
   postgresql

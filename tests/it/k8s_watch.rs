@@ -10,6 +10,8 @@ use serde_json::json;
 
 use crate::support::kube::{self, ApiServer, JobState, Watching, OWN_NAMESPACE};
 use crate::support::measure::measured;
+use crate::support::pod::Pod;
+use crate::support::require;
 use crate::support::run::RunExt;
 use crate::support::running::Running;
 
@@ -94,8 +96,8 @@ impl Shape {
     }
 }
 
-/// The requests seen, GETs as `get` and watches as `watch@VERSION`, each checked to ask for
-/// what `shape` reads.
+/// The requests seen, GETs as `get` and watches as `watch@VERSION` (`watch@now`: without a
+/// version), each checked to ask for what `shape` reads.
 fn requests(api: &ApiServer, shape: Shape) -> Vec<String> {
     let (collection, selector) = shape.watched();
     let seen = api.seen();
@@ -104,7 +106,7 @@ fn requests(api: &ApiServer, shape: Shape) -> Vec<String> {
             Some((path, query)) if query.contains("watch=1") => {
                 assert_eq!(path, collection, "{shape:?}");
                 assert!(query.split('&').any(|p| p == selector), "{}", seen.path);
-                format!("watch@{}", param(query, "resourceVersion"))
+                format!("watch@{}", param(query, "resourceVersion").unwrap_or("now"))
             }
             _ => {
                 assert_eq!(seen.path, shape.get(), "{shape:?}");
@@ -114,12 +116,12 @@ fn requests(api: &ApiServer, shape: Shape) -> Vec<String> {
         .collect()
 }
 
-/// The value of `name` in `query`.
-fn param<'a>(query: &'a str, name: &str) -> &'a str {
+/// The value of `name` in `query`, if it is there.
+fn param<'a>(query: &'a str, name: &str) -> Option<&'a str> {
     let pair = query
         .split('&')
         .find(|p| p.starts_with(&format!("{name}=")));
-    pair.and_then(|p| p.split_once('=')).unwrap().1
+    pair.and_then(|p| p.split_once('=')).map(|(_, value)| value)
 }
 
 /// Makes it ready and waits for readygate to exit 0 after it; how long that took.
@@ -151,6 +153,59 @@ fn a_change_mid_wait_is_seen_through_the_watch_with_two_requests() {
         assert!(took < Duration::from_millis(1500), "{shape:?}: {took:?}");
         eprintln!("bench: {shape:?} watch, detection {} ms", took.as_millis());
     }
+}
+
+#[test]
+fn a_missing_job_is_watched_from_now_and_its_creation_seen_at_once() {
+    let api = ApiServer::start(TOKEN);
+    let url = Shape::Job.url();
+    let mut run = Running::spawn(&mut api.readygate(["wait", "-v", "-t", "30s", url]));
+    run.line("no job migrate in shop (yet)");
+    api.wait_for_requests(2);
+    // The default schedule for a remote target: polling would send about ten GETs in 4 s.
+    std::thread::sleep(Duration::from_secs(4));
+    // Created, then done: the first event says not ready yet, the second ends the wait.
+    Shape::Job.put(&api, false);
+    let took = complete(&api, Shape::Job, run);
+    // The GET's 404, then one watch without a version, which brought both changes.
+    assert_eq!(requests(&api, Shape::Job), ["get", "watch@now"]);
+    assert!(took < Duration::from_millis(1500), "{took:?}");
+    eprintln!(
+        "bench: missing Job watched, detection {} ms",
+        took.as_millis()
+    );
+}
+
+#[test]
+fn a_watch_whose_api_server_vanished_is_given_up_within_seconds() {
+    // The pod's own network, where its API connection can be cut without touching the host's.
+    let pod = Pod::new("127.0.0.1 localhost\n");
+    let api = ApiServer::start_in(&pod.net_namespace(), TOKEN);
+    Shape::Job.put(&api, false);
+    let iptables = require("iptables").display().to_string();
+    let args = ["wait", "-v", "-t", "60s", Shape::Job.url()];
+    let mut run = Running::spawn(&mut pod.enter(&api.readygate(args)));
+    run.line("k8s://job/migrate: watching");
+    // Every packet to and from the API server is lost from now on, as when its node is gone:
+    // no FIN, no RST, only silence.
+    let port = api.addr.port();
+    let cut = Instant::now();
+    pod.sh(&format!(
+        "{iptables} -I INPUT -p tcp --sport {port} -j DROP && \
+         {iptables} -I INPUT -p tcp --dport {port} -j DROP"
+    ));
+    // Without keepalive the stream would wait for its timeoutSeconds (4 to 8 minutes).
+    let noticed = run.line_within(
+        "the API server stopped answering: the watch's connection timed out",
+        Duration::from_secs(40),
+    );
+    eprintln!(
+        "bench: vanished API server noticed after {} ms",
+        (noticed - cut).as_millis()
+    );
+    // The way back: the network returns, the next GET and watch find the Job done.
+    pod.sh(&format!("{iptables} -F INPUT"));
+    complete(&api, Shape::Job, run);
 }
 
 #[test]
@@ -241,7 +296,7 @@ fn watches_ask_for_timeouts_spread_at_random() {
         .iter()
         .filter_map(|seen| seen.path.split_once('?'))
         .filter(|(_, query)| query.contains("watch=1"))
-        .map(|(_, query)| param(query, "timeoutSeconds").parse().unwrap())
+        .map(|(_, query)| param(query, "timeoutSeconds").unwrap().parse().unwrap())
         .collect();
     assert!(seconds.len() >= 7, "{seconds:?}");
     // 4 to 8 minutes, not one figure for every pod: a Deployment's pods started together

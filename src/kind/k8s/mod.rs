@@ -51,12 +51,14 @@ pub async fn check(
     }
     let ns = namespace(target, cluster);
     let (resource, query) = source(target);
-    let absent = || absent(target, ns);
-    let body = fetch_body(cluster, resource, ns, &query, absent, resolver, at).await;
+    let body = fetch_body(cluster, resource, ns, &query, resolver, at).await;
     let (verdict, version, items) = match (body, &query) {
         (Err(miss), _) => (Err(miss), None, None),
-        (Ok(body), Get(_)) => (judge(target, &body), watch::version(&body), None),
-        (Ok(body), List(_)) => match read_list(target, &body) {
+        // No such object yet: it is watched from now on, so its creation is seen at once.
+        (Ok(None), Get(_)) => (Err(absent(target, ns)), Some(String::new()), None),
+        (Ok(None), List(_)) => (Err(absent(target, ns)), None, None),
+        (Ok(Some(body)), Get(_)) => (judge(target, &body), watch::version(&body), None),
+        (Ok(Some(body)), List(_)) => match read_list(target, &body) {
             Ok((version, items)) => (judge_list(target, ns, &items), version, Some(items)),
             Err(failure) => (Err(Miss::NotYet(failure)), None, None),
         },
@@ -86,14 +88,15 @@ fn source(target: &K8sTarget) -> (Resource, Query<'_>) {
 
 /// Why `target` is not ready when its object (or collection) is not there: the GET's 404, or
 /// a watched object deleted.
-fn absent(target: &K8sTarget, ns: &str) -> String {
-    match &target.object {
+fn absent(target: &K8sTarget, ns: &str) -> Miss<Failure> {
+    let why = match &target.object {
         Object::Job(name) => format!("no job {name} in {ns} (yet)"),
         Object::Pod(name) => format!("no pod {name} in {ns} (yet)"),
         Object::Deployment(name) => format!("no deployment {name} in {ns} (yet)"),
         Object::Pods(_) => format!("the API server has no pods in {ns}"),
         Object::Service(_) => service::UNSERVED.to_string(),
-    }
+    };
+    Miss::NotYet(why.into())
 }
 
 /// The readiness rules of `target`'s kind applied to one object's JSON (a GET's answer, or

@@ -2,11 +2,14 @@
 //! bearer token read afresh, and the answer's status turned into a reason a person can act on.
 
 use std::borrow::Cow;
+use std::time::Duration;
 
 use http_body_util::Empty;
 use hyper::body::Bytes;
 use hyper::{Method, Request};
 use serde::Deserialize;
+use socket2::{SockRef, TcpKeepalive};
+use tokio::net::TcpStream;
 
 use super::cluster::Cluster;
 use super::object::clip;
@@ -42,18 +45,17 @@ struct Refusal {
     message: String,
 }
 
-/// Asks `query` of `resource` in `namespace`: the answer's body (status 200), unread. No such
-/// object (404) is not ready yet, and `absent` says why. The name is looked up by `resolver`,
-/// all within `at`.
+/// Asks `query` of `resource` in `namespace`: the answer's body (status 200), unread; `None`:
+/// no such object (404), which may come later. The name is looked up by `resolver`, all
+/// within `at`.
 pub async fn fetch_body(
     cluster: &Cluster,
     resource: Resource,
     namespace: &str,
     query: &Query<'_>,
-    absent: impl FnOnce() -> String,
     resolver: &Resolver,
     at: &Attempt,
-) -> Result<Vec<u8>, Miss<Failure>> {
+) -> Result<Option<Vec<u8>>, Miss<Failure>> {
     let token = cluster.read_token().await?;
     let request = request(&cluster.api, path(resource, namespace, query), &token);
     let request = request.map_err(Failure::from)?;
@@ -69,8 +71,8 @@ pub async fn fetch_body(
         return Err(Failure::from(format!("the API server's answer is over {mib} MiB")).into());
     }
     let failure = match status {
-        200 => return Ok(body),
-        404 => absent().into(),
+        200 => return Ok(Some(body)),
+        404 => return Ok(None),
         401 => "token rejected (401 Unauthorized): the API server does not accept the service \
                 account token"
             .into(),
@@ -97,10 +99,31 @@ pub async fn connect(
     at: &Attempt,
 ) -> Result<BoxedIo, Failure> {
     let host = &cluster.api.endpoint.host;
-    let stream: BoxedIo = Box::new(connect_tcp(&cluster.api.endpoint, resolver, at).await?);
+    let tcp = connect_tcp(&cluster.api.endpoint, resolver, at).await?;
+    keepalive(&tcp, cluster.attempt_timeout);
+    let stream: BoxedIo = Box::new(tcp);
     let trust = "not the one in the service account's ca.crt";
     at.waiting_for(TLS_HANDSHAKE);
     crate::net::tls::connect_with(stream, host, &cluster.tls, trust).await
+}
+
+/// A quiet connection is probed (TCP keepalive) after this long: a watch is quiet for minutes.
+const PROBE_AFTER: Duration = Duration::from_secs(10);
+/// Probes unanswered in a row after which the API server is taken as gone.
+const PROBES: u32 = 3;
+
+/// TCP keepalive on an API connection, each probe given the attempt's time (the kernel counts
+/// whole seconds): a watch whose server vanished without a word (its node gone, a connection
+/// tracker that forgot it) fails its read instead of waiting for `timeoutSeconds`.
+fn keepalive(tcp: &TcpStream, bound: Duration) {
+    let every = bound.clamp(Duration::from_secs(1), PROBE_AFTER);
+    let probes = TcpKeepalive::new()
+        .with_time(PROBE_AFTER)
+        .with_interval(every)
+        .with_retries(PROBES);
+    if let Err(e) = SockRef::from(tcp).set_tcp_keepalive(&probes) {
+        tracing::debug!("no TCP keepalive on the API connection: {e}");
+    }
 }
 
 /// The collection's path, e.g. `/apis/batch/v1/namespaces/NS/jobs`.

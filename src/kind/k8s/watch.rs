@@ -27,7 +27,7 @@ use super::request::Query::{Get, List};
 use super::request::{api_group, collection, connect, request, MAX_ANSWER};
 use super::{absent, judge, judge_list, list_item, namespace, source, Judgement, K8sTarget};
 use crate::engine::{Attempt, Miss, Watch};
-use crate::error::Failure;
+use crate::error::{describe_error, Failure};
 use crate::kind::http::roundtrip;
 use crate::kind::Context;
 use crate::net::resolve::Resolver;
@@ -54,7 +54,8 @@ struct State {
     watching: bool,
     /// The watch was refused (403): GETs only, as before watches.
     polling: bool,
-    /// Where the watch starts or resumes; `None`: a GET is due first.
+    /// Where the watch starts or resumes; `None`: a GET is due first; empty: from now (the
+    /// GET found no such object).
     version: Option<String>,
     /// The object's (or list's) last state, judged; current while `version` is set.
     verdict: Option<Judgement>,
@@ -191,6 +192,8 @@ enum Ended {
 
 /// What reads a watch's events into the feed.
 struct Reader<'a> {
+    /// The target as the log names it.
+    name: &'a str,
     target: &'a K8sTarget,
     /// The namespace watched, for the reasons.
     ns: &'a str,
@@ -213,6 +216,7 @@ async fn follow(target: K8sTarget, context: Arc<Context>, feed: Arc<Feed>, name:
         List(labels) => format!("labelSelector={}", encode_query_value(labels)),
     };
     let reader = Reader {
+        name: &name,
         target: &target,
         ns,
         feed: &feed,
@@ -220,11 +224,15 @@ async fn follow(target: K8sTarget, context: Arc<Context>, feed: Arc<Feed>, name:
     loop {
         let from = feed.version().await;
         let seconds = WATCH_SECONDS + fastrand::u64(..WATCH_SECONDS);
+        // Without a version the API server starts at its most recent one and first sends the
+        // object as `ADDED` if it exists by then, so a creation after the GET is not missed.
+        let from = match from.as_str() {
+            "" => String::new(),
+            from => format!("&resourceVersion={}", encode_query_value(from)),
+        };
         let path = format!(
-            "{}?watch=1&{selector}&resourceVersion={}&allowWatchBookmarks=true\
-             &timeoutSeconds={seconds}",
+            "{}?watch=1&{selector}{from}&allowWatchBookmarks=true&timeoutSeconds={seconds}",
             collection(resource, ns),
-            encode_query_value(&from),
         );
         let span = Duration::from_secs(seconds);
         match once(cluster, &context.resolver, path, &reader, span).await {
@@ -275,7 +283,7 @@ async fn once(
         let judge = |response: Response<Incoming>| async move {
             let _ = head.send(());
             match response.status().as_u16() {
-                200 => {}
+                200 => tracing::debug!("{}: watching", reader.name),
                 410 => return Ok(Ended::Gone),
                 403 => return Ok(Ended::Forbidden),
                 status => {
@@ -316,7 +324,7 @@ struct Event<'a> {
 async fn events<B>(mut body: B, reader: &Reader<'_>, span: Duration, bound: Duration) -> Ended
 where
     B: hyper::body::Body<Data = hyper::body::Bytes> + Unpin,
-    B::Error: std::fmt::Display,
+    B::Error: std::error::Error + 'static,
 {
     let head = Instant::now();
     let until = head + span + bound;
@@ -330,7 +338,7 @@ where
             }
             Ok(None) if heard || head.elapsed() >= span / 2 => return Ended::Resume,
             Ok(None) => return Ended::Broke("the API server ended the watch at once".into()),
-            Ok(Some(Err(e))) => return Ended::Broke(format!("the watch broke: {e}").into()),
+            Ok(Some(Err(e))) => return Ended::Broke(broken(&e)),
             Ok(Some(Ok(frame))) => match frame.into_data() {
                 Ok(data) => data,
                 Err(_) => continue,
@@ -361,9 +369,27 @@ where
     }
 }
 
+/// Why a stream broke. A read that timed out is TCP keepalive's verdict: the API server (or
+/// the path to it) vanished without closing the connection.
+fn broken(e: &(dyn std::error::Error + 'static)) -> Failure {
+    let mut cause = Some(e);
+    while let Some(error) = cause {
+        let io = error.downcast_ref::<std::io::Error>();
+        if io.is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut) {
+            let failure = "the API server stopped answering: the watch's connection timed out \
+                           (no reply to TCP keepalive)";
+            return failure.to_string().into();
+        }
+        cause = error.source();
+    }
+    format!("the watch broke: {}", describe_error(e)).into()
+}
+
 /// Judges one event into the feed; `Some` ends the watch.
 fn event(line: &[u8], reader: &Reader) -> Option<Ended> {
-    let Reader { target, ns, feed } = *reader;
+    let Reader {
+        target, ns, feed, ..
+    } = *reader;
     let Ok(event) = serde_json::from_slice::<Event>(line) else {
         let failure = "unexpected watch event from the API server".to_string();
         return Some(Ended::Broke(failure.into()));
@@ -383,8 +409,7 @@ fn event(line: &[u8], reader: &Reader) -> Option<Ended> {
             Ok(())
         }
         "DELETED" => {
-            let gone = Err(Miss::NotYet(absent(target, ns).into()));
-            feed.event(version(object), gone);
+            feed.event(version(object), Err(absent(target, ns)));
             Ok(())
         }
         "BOOKMARK" => {
@@ -487,7 +512,7 @@ mod tests {
     async fn read<B>(body: B) -> Ended
     where
         B: Body<Data = Bytes> + Unpin,
-        B::Error: std::fmt::Display,
+        B::Error: std::error::Error + 'static,
     {
         let target = K8sTarget {
             object: Object::Job("migrate".into()),
@@ -495,6 +520,7 @@ mod tests {
         };
         let feed = Feed::default();
         let reader = Reader {
+            name: "k8s://job/migrate",
             target: &target,
             ns: "shop",
             feed: &feed,

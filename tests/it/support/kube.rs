@@ -115,6 +115,27 @@ impl ApiServer {
 
     /// As [`ApiServer::start`], listening on `ip` (`::1` for an IPv6 cluster).
     pub fn start_on(ip: IpAddr, token: &str) -> ApiServer {
+        let listener = std::net::TcpListener::bind((ip, 0)).expect("bind");
+        ApiServer::serve(listener, token)
+    }
+
+    /// As [`ApiServer::start`], on 127.0.0.1 inside the network namespace at `netns` (a
+    /// `/proc/PID/ns/net` path): a pod's own API connection, which its tests can cut.
+    pub fn start_in(netns: &std::path::Path, token: &str) -> ApiServer {
+        use std::os::fd::AsRawFd;
+        let namespace = std::fs::File::open(netns).expect("open the network namespace");
+        // A socket stays in the namespace it was made in, whichever thread serves it.
+        let listener = std::thread::spawn(move || {
+            // SAFETY: an open namespace file; only this short-lived thread changes namespace.
+            let entered = unsafe { libc::setns(namespace.as_raw_fd(), libc::CLONE_NEWNET) };
+            assert_eq!(entered, 0, "setns: {}", std::io::Error::last_os_error());
+            std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind")
+        });
+        ApiServer::serve(listener.join().expect("bind in the namespace"), token)
+    }
+
+    /// Serves the stand-in on `listener`.
+    fn serve(listener: std::net::TcpListener, token: &str) -> ApiServer {
         let certs = Certs::localhost();
         let account = TempDir::new();
         std::fs::copy(&certs.ca, account.join("ca.crt")).expect("copy ca.crt");
@@ -131,7 +152,6 @@ impl ApiServer {
             _certs: certs,
         };
         server.write_token(token);
-        let listener = std::net::TcpListener::bind((ip, 0)).expect("bind");
         let addr = listener.local_addr().expect("local addr");
         let acceptor = TlsAcceptor::from(Arc::new(server._certs.server_config()));
         let state = server.state.clone();
@@ -353,12 +373,11 @@ fn query_value(path: &str, name: &str) -> Option<String> {
 /// A watch request: checked as a GET is, then answered as the plan says.
 fn watch(state: &Arc<Mutex<State>>, request: &Request<Incoming>) -> Option<Response<Answer>> {
     let uri = request.uri().to_string();
-    let (Some((prefix, namespace, resource, None)), Some(from)) = (
-        route(request.uri().path()),
-        query_value(&uri, "resourceVersion"),
-    ) else {
-        panic!("the stand-in watches a collection from a version: {uri}");
+    let Some((prefix, namespace, resource, None)) = route(request.uri().path()) else {
+        panic!("the stand-in watches a collection: {uri}");
     };
+    // No version: from the most recent one, what exists first sent as `ADDED`.
+    let from = query_value(&uri, "resourceVersion");
     assert!(uri.contains("allowWatchBookmarks=true"), "{uri}");
     assert!(uri.contains("timeoutSeconds="), "{uri}");
     // One object by the name field selector, or the objects a label selector matches.
@@ -403,7 +422,8 @@ fn watch(state: &Arc<Mutex<State>>, request: &Request<Incoming>) -> Option<Respo
         return Some(respond(403, status(403, "Forbidden", &message, json!({}))));
     }
     let plan = locked.watches.pop_front().unwrap_or(Watching::Follow);
-    let from: u64 = from.parse().expect("a resourceVersion the stand-in gave");
+    let now = locked.version;
+    let from: Option<u64> = from.map(|v| v.parse().expect("a resourceVersion the stand-in gave"));
     let watched = move |key: &Key, object: &Value| {
         (&key.0, &key.1, &key.2) == (&prefix, &resource, &namespace)
             && match &selects {
@@ -413,6 +433,17 @@ fn watch(state: &Arc<Mutex<State>>, request: &Request<Incoming>) -> Option<Respo
                     .all(|(k, v)| object["metadata"]["labels"][k].as_str() == Some(v)),
             }
     };
+    // What exists at the most recent version, for a watch without one.
+    let existing: Vec<Value> = match from {
+        Some(_) => Vec::new(),
+        None => locked
+            .objects
+            .iter()
+            .filter(|(key, stored)| watched(key, &stored.body))
+            .map(|(_, stored)| stored.body.clone())
+            .collect(),
+    };
+    let from = from.unwrap_or(now);
     let gone = move || {
         status(
             410,
@@ -432,6 +463,12 @@ fn watch(state: &Arc<Mutex<State>>, request: &Request<Incoming>) -> Option<Respo
     tokio::spawn(async move {
         let mut at = from;
         let mut sent = 0;
+        for object in existing {
+            let added = line(json!({"type": "ADDED", "object": object}));
+            if lines.send(added).await.is_err() {
+                return;
+            }
+        }
         match plan {
             Watching::GoneEvent => {
                 let _ = lines
