@@ -10,12 +10,11 @@
 //! the same queue and the same secrets. Only this module touches its statics; others reach
 //! them through its functions ([`hide`], [`json_notes`], [`flush`]).
 
-use std::io::Write;
-use std::mem::ManuallyDrop;
-use std::os::fd::FromRawFd;
+use std::io::{Stderr, Stdout, Write};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::secrets::Secrets;
@@ -174,11 +173,16 @@ enum Stream {
     Err = 1,
 }
 
+/// std's handles, kept for their descriptors: std keeps fds 1 and 2 open (on `/dev/null` when
+/// readygate was started without them), so they can be lent for the whole run.
+static STDOUT: LazyLock<Stdout> = LazyLock::new(std::io::stdout);
+static STDERR: LazyLock<Stderr> = LazyLock::new(std::io::stderr);
+
 impl Stream {
-    fn fd(self) -> i32 {
+    fn fd(self) -> BorrowedFd<'static> {
         match self {
-            Stream::Out => libc::STDOUT_FILENO,
-            Stream::Err => libc::STDERR_FILENO,
+            Stream::Out => STDOUT.as_fd(),
+            Stream::Err => STDERR.as_fd(),
         }
     }
 
@@ -367,56 +371,62 @@ fn newlines(bytes: &[u8]) -> u64 {
     bytes.iter().filter(|&&b| b == b'\n').count() as u64
 }
 
-/// The stream itself, unbuffered, never closed.
-fn raw(stream: Stream) -> ManuallyDrop<std::fs::File> {
-    // SAFETY: fds 1 and 2 stay open for the life of the process; ManuallyDrop never closes them.
-    ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(stream.fd()) })
+/// The stream itself, unbuffered, never closed: writes go straight to its descriptor, past
+/// std's buffer.
+fn raw(stream: Stream) -> Raw {
+    Raw(stream.fd())
+}
+
+struct Raw(BorrowedFd<'static>);
+
+impl Write for Raw {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        Ok(rustix::io::write(self.0, bytes)?)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The capacity of `fd` if it is a pipe (or FIFO), where a writer can see how full it is.
-fn pipe_capacity(fd: i32) -> Option<usize> {
-    // SAFETY: fstat and fcntl on an fd we do not own only read its state.
-    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstat(fd, &mut stat) } != 0 || stat.st_mode & libc::S_IFMT != libc::S_IFIFO {
+fn pipe_capacity(fd: BorrowedFd) -> Option<usize> {
+    let stat = rustix::fs::fstat(fd).ok()?;
+    if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::Fifo {
         return None;
     }
-    let capacity = unsafe { libc::fcntl(fd, libc::F_GETPIPE_SZ) };
-    usize::try_from(capacity).ok().filter(|&c| c > PIPE_RESERVE)
+    let capacity = rustix::pipe::fcntl_getpipe_size(fd).ok()?;
+    Some(capacity).filter(|&c| c > PIPE_RESERVE)
 }
 
 /// Bytes in the pipe `fd` not read yet.
-fn unread(fd: i32) -> usize {
-    let mut unread: libc::c_int = 0;
-    // SAFETY: FIONREAD writes one int.
-    unsafe { libc::ioctl(fd, libc::FIONREAD, &mut unread) };
+fn unread(fd: BorrowedFd) -> usize {
+    let unread = rustix::io::ioctl_fionread(fd).unwrap_or(0);
     usize::try_from(unread).unwrap_or(0)
 }
 
 /// Waits a little for the reader to take some of a pipe: a page frees as it reads, and the
 /// room past the reserve follows.
-fn wait_for_room(fd: i32) {
-    let mut poll = libc::pollfd {
-        fd,
-        events: libc::POLLOUT,
-        revents: 0,
-    };
-    // SAFETY: one pollfd, valid for the call.
-    let ready = unsafe { libc::poll(&mut poll, 1, 20) };
-    if ready > 0 {
+fn wait_for_room(fd: BorrowedFd) {
+    if poll_out(fd, 20_000_000).is_some() {
         // Writable but short of the reserve: the reader is slow; do not spin.
         std::thread::sleep(Duration::from_millis(10));
     }
 }
 
 /// Whether a write of a page or less to `fd` would not block now.
-fn writable_now(fd: i32) -> bool {
-    let mut poll = libc::pollfd {
-        fd,
-        events: libc::POLLOUT,
-        revents: 0,
+fn writable_now(fd: BorrowedFd) -> bool {
+    poll_out(fd, 0).is_some_and(|events| events.contains(rustix::event::PollFlags::OUT))
+}
+
+/// Polls `fd` for writing for up to `nanoseconds`: its events, if any came.
+fn poll_out(fd: BorrowedFd, nanoseconds: i64) -> Option<rustix::event::PollFlags> {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let mut fds = [PollFd::new(&fd, PollFlags::OUT)];
+    let within = Timespec {
+        tv_sec: 0,
+        tv_nsec: nanoseconds,
     };
-    // SAFETY: one pollfd, valid for the call.
-    unsafe { libc::poll(&mut poll, 1, 0) == 1 && poll.revents & libc::POLLOUT != 0 }
+    (poll(&mut fds, Some(&within)).ok()? > 0).then(|| fds[0].revents())
 }
 
 /// The writer thread: blocking writes, in order. It takes every queued line at once, so a

@@ -1,6 +1,8 @@
 //! Room for large fan-outs (a thousand targets pass the usual soft `RLIMIT_NOFILE` of 1024):
 //! the soft limit is raised only when the targets could need it, as COMMAND inherits it.
 
+use rustix::process::{getrlimit, setrlimit, Resource};
+
 /// Descriptors kept for everything but the targets: standard streams, the runtime, the resolver.
 const RESERVE: u64 = 64;
 
@@ -12,19 +14,13 @@ const PER_TARGET: u64 = 3;
 /// effort: if it cannot be raised, an attempt that runs out says "too many open files".
 pub fn make_room(targets: usize) {
     let needed = RESERVE.saturating_add(PER_TARGET.saturating_mul(targets as u64));
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit only writes the struct it is given, and setrlimit only reads it; raising
-    // the soft limit up to the hard one needs no privilege, and a failure changes nothing.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0
-            && limit.rlim_cur != libc::RLIM_INFINITY
-            && limit.rlim_cur < needed.min(limit.rlim_max)
-        {
-            limit.rlim_cur = limit.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+    let mut limit = getrlimit(Resource::Nofile);
+    // `None` is unlimited. Raising the soft limit up to the hard one needs no privilege, and a
+    // failure changes nothing.
+    if let (Some(soft), hard) = (limit.current, limit.maximum) {
+        if soft < needed.min(hard.unwrap_or(u64::MAX)) {
+            limit.current = hard;
+            let _ = setrlimit(Resource::Nofile, limit);
         }
     }
 }

@@ -6,6 +6,7 @@ use std::ffi::OsString;
 use std::process::Command;
 use std::time::Duration;
 
+use rustix::process::{kill_process, waitpid, Pid, Signal, WaitOptions};
 use tokio::time::{sleep, timeout};
 
 use crate::exit::Exit;
@@ -28,7 +29,7 @@ pub async fn supervise(command: &[OsString], url: &HttpTarget, signals: &mut Ter
     child.args(args);
     crate::process::signal::restore_for(&mut child);
     let pid = match child.spawn() {
-        Ok(child) => child.id() as libc::pid_t,
+        Ok(child) => Pid::from_child(&child),
         Err(err) => return crate::process::exec::cannot_run(program, &err),
     };
     tracing::info!(
@@ -55,7 +56,7 @@ pub async fn supervise(command: &[OsString], url: &HttpTarget, signals: &mut Ter
 }
 
 /// Waits for COMMAND to exit, forwarding signals to it and reaping every other child.
-async fn wait(pid: libc::pid_t, signals: &mut Terminations, exits: &mut Terminations) -> Exit {
+async fn wait(pid: Pid, signals: &mut Terminations, exits: &mut Terminations) -> Exit {
     loop {
         if let Some(exit) = reap(pid) {
             return exit;
@@ -72,36 +73,46 @@ async fn wait(pid: libc::pid_t, signals: &mut Terminations, exits: &mut Terminat
                 event = "signal",
                 "forwarding signal {number} to the command"
             );
-            // SAFETY: kill(2) on the pid we spawned and have not reaped yet, so it cannot
-            // have been recycled for another process.
-            unsafe { libc::kill(pid, number) };
+            // The pid is COMMAND's, not reaped yet, so it cannot have been recycled.
+            if let Some(signal) = signal_of(number) {
+                let _ = kill_process(pid, signal);
+            }
         }
     }
 }
 
 /// Collects every exited child without blocking (as PID 1 or a subreaper, orphans would stay
 /// zombies otherwise); COMMAND's status if it is among them.
-fn reap(command: libc::pid_t) -> Option<Exit> {
+fn reap(command: Pid) -> Option<Exit> {
     let mut found = None;
     loop {
-        let mut status = 0;
-        // SAFETY: waitpid(2) writes only to the status integer we own.
-        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-        if pid > 0 {
-            if pid == command {
-                found = Some(if libc::WIFSIGNALED(status) {
-                    Exit::Signal(libc::WTERMSIG(status))
-                } else {
-                    Exit::Child(libc::WEXITSTATUS(status) as u8)
-                });
+        match waitpid(None, WaitOptions::NOHANG) {
+            Ok(Some((pid, status))) => {
+                if pid == command {
+                    found = Some(match status.terminating_signal() {
+                        Some(signal) => Exit::Signal(signal),
+                        None => Exit::Child(status.exit_status().unwrap_or(0) as u8),
+                    });
+                }
             }
-            continue;
+            Err(rustix::io::Errno::INTR) => {}
+            // None exited since the last call, or no child is left.
+            _ => return found,
         }
-        if pid < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-            continue;
-        }
-        return found;
     }
+}
+
+/// The signal to pass on for `number`: a standard one, or a real-time one.
+fn signal_of(number: i32) -> Option<Signal> {
+    if let Some(signal) = Signal::from_named_raw(number) {
+        return Some(signal);
+    }
+    let real_time = libc::SIGRTMIN()..=libc::SIGRTMAX();
+    // SAFETY: a real-time signal from libc's SIGRTMIN() to SIGRTMAX(), the range libc leaves to
+    // applications (its own reserved ones lie below it), as rustix requires of one it sends.
+    real_time
+        .contains(&number)
+        .then(|| unsafe { Signal::from_raw_unchecked(number) })
 }
 
 /// Sends `POST url` over a fresh connection, bounded by `attempt_timeout`, and logs how it

@@ -3,12 +3,12 @@
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask, Watches};
-use tokio::io::unix::AsyncFd;
-use tokio::io::Interest;
+use futures_core::Stream;
+use inotify::{EventMask, EventStream, Inotify, WatchDescriptor, WatchMask, Watches};
 use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
@@ -90,14 +90,10 @@ impl Hub {
         if let Some(hub) = slot.upgrade() {
             return Some(hub);
         }
-        let inotify = Inotify::init().ok()?;
-        let watches = inotify.watches();
-        // SAFETY: `Inotify` owns its descriptor and keeps it open, unchanged, until dropped,
-        // and it is dropped only with the `AsyncFd` that holds it.
-        let inotify =
-            unsafe { AsyncFd::register_with_interest(inotify, Interest::READABLE) }.ok()?;
+        let events = Inotify::init().ok()?.into_event_stream([0u8; 4096]).ok()?;
+        let watches = events.watches();
         let folders = Folders::default();
-        let reader = tokio::spawn(read(inotify, Arc::clone(&folders))).abort_handle();
+        let reader = tokio::spawn(read(events, Arc::clone(&folders))).abort_handle();
         let hub = Arc::new(Hub {
             watches,
             folders,
@@ -145,31 +141,23 @@ impl Drop for Hub {
 
 /// Wakes the subscribers of each event's folder until the hub stops, or a read fails (the
 /// targets are polled from then on).
-async fn read(mut inotify: AsyncFd<Inotify>, folders: Folders) {
-    let mut buffer = [0u8; 4096];
+async fn read(mut events: EventStream<[u8; 4096]>, folders: Folders) {
     loop {
-        let Ok(mut guard) = inotify.readable_mut().await else {
+        let next = std::future::poll_fn(|cx| Pin::new(&mut events).poll_next(cx)).await;
+        let Some(Ok(event)) = next else {
             return;
         };
-        let read = guard.try_io(|inotify| {
-            let events = inotify.get_mut().read_events(&mut buffer)?;
-            let mut folders = folders.lock().expect("folders lock");
-            for event in events {
-                if event.mask.contains(EventMask::Q_OVERFLOW) {
-                    // Events were lost: every folder may have changed.
-                    folders.values().flatten().for_each(|s| s.wake(None));
-                } else if let Some(subscribers) = folders.get(&event.wd) {
-                    subscribers.iter().for_each(|s| s.wake(event.name));
-                    if event.mask.contains(EventMask::IGNORED) {
-                        // The kernel dropped the watch: the folder is gone.
-                        folders.remove(&event.wd);
-                    }
-                }
+        let mut folders = folders.lock().expect("folders lock");
+        if event.mask.contains(EventMask::Q_OVERFLOW) {
+            // Events were lost: every folder may have changed.
+            folders.values().flatten().for_each(|s| s.wake(None));
+        } else if let Some(subscribers) = folders.get(&event.wd) {
+            let name = event.name.as_deref();
+            subscribers.iter().for_each(|s| s.wake(name));
+            if event.mask.contains(EventMask::IGNORED) {
+                // The kernel dropped the watch: the folder is gone.
+                folders.remove(&event.wd);
             }
-            Ok(())
-        });
-        if let Ok(Err(_)) = read {
-            return;
         }
     }
 }
