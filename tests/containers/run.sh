@@ -2,8 +2,10 @@
 # The container tests: readygate's image and every examples/ manifest in real containers
 # (podman with runc, stand-in images built FROM scratch from busybox-static; no registry).
 # Installs what they need from Debian, gives podman a private config and storage in a
-# temporary folder (never the machine's), runs tests/containers/ and removes it all again.
-# Usage, as root: tests/containers/run.sh [CARGO-TEST-FILTER...]
+# temporary folder (never the machine's), runs the integration binary's `containers` module
+# (tests/it/containers/) and removes it all again.
+# Usage, as root: tests/containers/run.sh [CASE...], e.g. recipes::wait_for_migration
+# (each within containers::; none: all of them).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 started=$SECONDS
@@ -67,5 +69,6 @@ for registry in docker.io ghcr.io quay.io gcr.io registry.k8s.io registry.exampl
 done
 echo "containers: $(podman --version), $(runc --version | head -n 1); private storage in $sandbox"
 
-cargo test --locked --test containers -- --include-ignored --test-threads=1 --nocapture "$@"
+cases=("${@/#/containers::}")
+cargo test --locked --test it -- --include-ignored --test-threads=1 --nocapture "${cases[@]:-containers::}"
 echo "containers: passed in $((SECONDS - started)) s, package installs included"

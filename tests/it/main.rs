@@ -4,6 +4,7 @@
 mod support;
 
 mod bad_input;
+mod containers;
 mod dns;
 mod docs_match_cli;
 mod echoed;

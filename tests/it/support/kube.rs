@@ -41,6 +41,8 @@ pub struct Seen {
     pub accept: Option<String>,
     /// The `Host` header, if any.
     pub host: Option<String>,
+    /// The status answered to a GET; `None` for a watch.
+    pub status: Option<u16>,
 }
 
 /// An object the server holds, with the labels a list selects it by.
@@ -316,6 +318,15 @@ impl ApiServer {
         self.account.0.clone()
     }
 
+    /// The statuses answered so far to GETs of `path` (path and query, as sent), in order.
+    pub fn answers(&self, path: &str) -> Vec<u16> {
+        let seen = self.seen();
+        seen.iter()
+            .filter(|seen| seen.path == path)
+            .filter_map(|seen| seen.status)
+            .collect()
+    }
+
     /// The requests seen so far.
     pub fn seen(&self) -> Vec<Seen> {
         self.state.lock().unwrap().seen.clone()
@@ -403,6 +414,7 @@ fn watch(state: &Arc<Mutex<State>>, request: &Request<Incoming>) -> Option<Respo
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
         accept: None,
         host: None,
+        status: None,
     });
     let bearer = format!("Bearer {}", locked.token);
     if locked.seen.last().unwrap().authorization.as_deref() != Some(&bearer) {
@@ -566,7 +578,7 @@ impl Body for Answer {
     }
 }
 
-/// Answers one GET from the state, as the API server would.
+/// Answers one GET from the state, as the API server would, and records it with its status.
 fn answer_get(state: &Mutex<State>, request: &Request<Incoming>) -> Response<Answer> {
     let header = |name: &str| {
         request
@@ -574,15 +586,26 @@ fn answer_get(state: &Mutex<State>, request: &Request<Incoming>) -> Response<Ans
             .get(name)
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
     };
-    let path = request.uri().path().to_string();
-    let query = request.uri().query().unwrap_or_default().to_string();
     let mut state = state.lock().unwrap();
+    let response = get(&state, request, header);
     state.seen.push(Seen {
         path: request.uri().to_string(),
         authorization: header("authorization"),
         accept: header("accept"),
         host: header("host"),
+        status: Some(response.status().as_u16()),
     });
+    response
+}
+
+/// The answer to one GET; `header` reads the request's headers.
+fn get(
+    state: &State,
+    request: &Request<Incoming>,
+    header: impl Fn(&str) -> Option<String>,
+) -> Response<Answer> {
+    let path = request.uri().path().to_string();
+    let query = request.uri().query().unwrap_or_default().to_string();
     if let Some(quote) = state.quoting {
         let message = quote(&header("authorization").unwrap_or_default());
         return respond(400, status(400, "BadRequest", &message, json!(null)));

@@ -15,9 +15,9 @@ use std::path::PathBuf;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::images;
-use crate::manifest::{Container, EnvValue, Manifest, Probe};
-use crate::sandbox::{podman, podman_ok, run_within, sandbox, Finished, PODMAN_LIMIT};
+use super::images;
+use super::manifest::{Container, EnvValue, Manifest, Probe};
+use super::sandbox::{podman, podman_ok, run_within, sandbox, Finished, PODMAN_LIMIT};
 
 /// The kind of node the pod lands on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,10 +6,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::api::{ApiServer, NAMESPACE};
-use crate::images::{FLUENTD, POSTGRES, REDIS};
-use crate::kubelet::{Kubelet, Pod};
-use crate::manifest;
+use super::images::{FLUENTD, POSTGRES, REDIS};
+use super::kubelet::{Kubelet, Pod};
+use super::manifest;
+use crate::support::kube::{self, ApiServer, JobState, OWN_NAMESPACE};
 
 /// How long a pod may take to show what a case waits for.
 const LIMIT: Duration = Duration::from_secs(60);
@@ -272,19 +272,22 @@ fn wait_for_migration_job_driven_in_kubelet_order() {
         .iter()
         .find(|w| w.kind == "Deployment")
         .expect("a Deployment");
-    let api = Arc::new(ApiServer::start("wait-for-migration-job"));
-    let path = format!("/apis/batch/v1/namespaces/{NAMESPACE}/jobs/{}", job.name);
+    let api = Arc::new(ApiServer::start("wait-for-migration-job-token"));
+    let path = format!(
+        "/apis/batch/v1/namespaces/{OWN_NAMESPACE}/jobs/{}",
+        job.name
+    );
     let mut pods = Vec::new();
     for replica in 1..=web.replicas {
         // The API server is on the host's 127.0.0.1: these pods share the host's network.
         let mut pod = Pod::with_network(web, &replica.to_string(), "host");
-        pod.service_account(api.service_account.clone(), api.port);
+        pod.service_account(api.account_dir(), api.addr.port());
         if replica == 1 {
             // The Job does not exist when the first replica starts: the Job controller creates
             // it, its pod runs the migration, and it completes, all while the replica waits.
             let (job, api) = (job.clone(), api.clone());
             pod.when_held("wait-for-migration", move |pod| {
-                api.set_job(&job.name, r#"{"active":1}"#);
+                api.put(kube::job(OWN_NAMESPACE, &job.name, JobState::Running));
                 pod.step(format!("Job {} created, 1 active", job.name));
                 let mut migration = Pod::new(&job, "pod");
                 migration.drive(Kubelet::BuiltInSidecars);
@@ -293,9 +296,7 @@ fn wait_for_migration_job_driven_in_kubelet_order() {
                     migration.fail(&format!("the migration failed: {codes:?}"));
                 }
                 migration.print_timeline();
-                let complete =
-                    r#"{"succeeded":1,"conditions":[{"type":"Complete","status":"True"}]}"#;
-                api.set_job(&job.name, complete);
+                api.put(kube::job(OWN_NAMESPACE, &job.name, JobState::Complete));
                 pod.step(format!("Job {} complete", job.name));
             });
         }
@@ -308,7 +309,8 @@ fn wait_for_migration_job_driven_in_kubelet_order() {
         pod.print_timeline();
         pods.push(pod);
     }
-    // The answers: not found, then the running Job, then the complete one; never a 401.
+    // The GETs: not found (the first replica, which then watched from now), then the
+    // complete Job (the second); never a 401.
     let answers = api.answers(&path);
     println!("  API server answers to GET {path}: {answers:?}");
     assert_eq!(answers.first(), Some(&404), "{answers:?}");
@@ -316,5 +318,10 @@ fn wait_for_migration_job_driven_in_kubelet_order() {
     assert!(
         !answers.contains(&401),
         "the service account token was refused: {answers:?}"
+    );
+    let watches = api.watch_versions();
+    assert!(
+        watches.contains(&String::new()),
+        "no watch from now: {watches:?}"
     );
 }

@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use crate::images::{BUSYBOX, READYGATE};
-use crate::kubelet::Pod;
-use crate::sandbox::{podman, podman_ok, Finished};
+use super::images::{BUSYBOX, READYGATE};
+use super::kubelet::Pod;
+use super::sandbox::{podman, podman_ok, Finished};
 
 /// The image's size goal.
 const MAX_IMAGE_BYTES: u64 = 5_000_000;
@@ -44,7 +44,7 @@ fn expect(what: &str, finished: Finished, code: i32) -> Finished {
 #[test]
 #[ignore = "in real containers: tests/containers/run.sh"]
 fn the_image_is_the_static_binary_alone_non_root_and_small() {
-    crate::images::built();
+    super::images::built();
     let format = "{{.Size}} {{.Config.User}} {{json .Config.Entrypoint}}";
     let inspect = podman_ok(&["image", "inspect", "--format", format, READYGATE]);
     let mut fields = inspect.splitn(3, ' ');

@@ -8,9 +8,8 @@
 //! - `recipes`: every manifest in `examples/`, with stand-in images (`standins/`) tagged with the
 //!   names the manifests use: played by `podman kube play` where podman can, otherwise driven
 //!   in the kubelet's order (`kubelet.rs`); the Services they name are stand-ins on the pod's
-//!   loopback, the Kubernetes API a stand-in on the host's (`api.rs`).
+//!   loopback, the Kubernetes API the suite's stand-in on the host's (`support/kube.rs`).
 
-mod api;
 mod image;
 mod images;
 mod kubelet;
@@ -85,7 +84,7 @@ fn every_example_is_accounted_for() {
     assert!(
         missing.is_empty(),
         "examples not run in real containers: {missing:?}; add a case to \
-         tests/containers/recipes.rs and to EXAMPLES in tests/containers/main.rs"
+         tests/it/containers/recipes.rs and to EXAMPLES in tests/it/containers/mod.rs"
     );
     let source = include_str!("recipes.rs");
     for (file, cases) in EXAMPLES {
@@ -96,7 +95,7 @@ fn every_example_is_accounted_for() {
         for case in *cases {
             assert!(
                 source.contains(&format!("fn {case}()")) && source.contains(&format!("\"{file}\"")),
-                "tests/containers/recipes.rs has no case {case} running {file}"
+                "tests/it/containers/recipes.rs has no case {case} running {file}"
             );
         }
     }

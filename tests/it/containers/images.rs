@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use crate::sandbox::{podman_ok, run, sandbox};
+use super::sandbox::{podman_ok, run, sandbox};
 
 /// readygate's image as `images/build-image.sh` builds it.
 pub const READYGATE: &str = "localhost/readygate-test/readygate:latest";
@@ -124,7 +124,7 @@ pub fn provide(reference: &str) {
     let local = local_image_for(reference).unwrap_or_else(|| {
         panic!(
             "no stand-in image for {reference}: add one under tests/containers/standins/ and to \
-             STAND_INS in tests/containers/images.rs"
+             STAND_INS in tests/it/containers/images.rs"
         )
     });
     if local != reference {
