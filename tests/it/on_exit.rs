@@ -86,12 +86,14 @@ fn every_terminating_signal_sent_to_readygate_reaches_the_command() {
         (libc::SIGUSR2, "USR2", 46),
         (libc::SIGQUIT, "QUIT", 47),
         (libc::SIGALRM, "ALRM", 48),
+        (libc::SIGRTMIN(), "RTMIN", 49),
+        (libc::SIGRTMAX(), "RTMAX", 50),
     ] {
         let dir = TempDir::new();
         let (started, got) = (dir.join("started"), dir.join("got"));
         let (server, _) = sidecar(&got);
         let script = format!(
-            "trap 'echo {name} > {got}; exit {code}' {name}; touch {started}; \
+            "trap 'echo {name} > {got}; exit {code}' {signal}; touch {started}; \
              i=0; while [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; exit 99",
             got = got.display(),
             started = started.display()
