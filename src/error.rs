@@ -1,13 +1,14 @@
-//! Why an attempt failed, in words a person can act on: one type for every check kind,
-//! carried unchanged by the engine's [`Miss`](crate::engine::Miss) to the report. Only a
-//! connect failure keeps its parts, which the report shortens beside its target's name; every
-//! other reason is its words (`status 503`, `no such host web`, a server's own message).
+//! Why a target is not ready, in words a person can act on: the one outcome type of an attempt,
+//! from the check that failed (or the engine that cut it) to the report. Only a connect failure
+//! keeps its parts, which the report shortens beside its target's name, and a target that can
+//! never be ready says so, which the engine acts on; every other reason is its words
+//! (`status 503`, `no such host web`, `no answer within 1.0s`, a server's own message).
 
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 
-/// One attempt's failure.
+/// Why one attempt missed its target's goal.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Failure {
     /// No TCP connection: `connection refused to 127.0.0.1:5432 (and 1 other address)`:
@@ -19,8 +20,12 @@ pub enum Failure {
         tried: usize,
     },
     /// Any other reason, as shown: a status outside `--status`, a body that does not match, a
-    /// name that does not resolve, TLS, a local fault, what a server said.
+    /// name that does not resolve, TLS, a local fault, what a server said, what the engine saw
+    /// (`no answer within 1.0s`, `still ready`).
     Text(String),
+    /// Never going to be ready (a Job that failed): the engine stops trying this target, and
+    /// without `--any` ends the wait at once.
+    Never(String),
 }
 
 impl fmt::Display for Failure {
@@ -37,7 +42,7 @@ impl fmt::Display for Failure {
                     n => write!(f, " (and {} other addresses)", n - 1),
                 }
             }
-            Failure::Text(text) => f.write_str(text),
+            Failure::Text(text) | Failure::Never(text) => f.write_str(text),
         }
     }
 }

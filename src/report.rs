@@ -9,7 +9,6 @@ use std::time::Duration;
 use crate::cli::dashes::HINT;
 use crate::duration::humanize;
 use crate::engine::Report;
-use crate::error::Failure;
 use crate::plan::{Mode, Plan};
 use crate::redact;
 
@@ -19,7 +18,7 @@ pub use touch::touch;
 /// Reports a run that did not become ready: a `<target>: <reason>` line per target that missed
 /// its goal, logged (`wait`) or on stdout (`probe`); returns the message for the termination
 /// log, if the plan has one.
-pub fn not_ready(plan: &Plan, report: &Report<Failure>, elapsed: Duration) -> Option<String> {
+pub fn not_ready(plan: &Plan, report: &Report, elapsed: Duration) -> Option<String> {
     let missed: Vec<(String, String, u32)> = plan
         .targets
         .iter()

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use tokio::runtime::Runtime;
 
-use crate::engine::{self, Attempt, Condition, Miss, Policy};
+use crate::engine::{self, Attempt, Condition, Policy};
 use crate::error::Failure;
 use crate::kind::{Check, CheckWatch};
 use crate::net::endpoint::Endpoint;
@@ -108,7 +108,6 @@ enum Gate {
 
 impl Condition for Gate {
     type Watch = CheckWatch;
-    type Failure = Failure;
 
     fn watch(&self) -> CheckWatch {
         match self {
@@ -117,13 +116,13 @@ impl Condition for Gate {
         }
     }
 
-    async fn attempt(&self, at: &Attempt) -> Result<(), Miss<Failure>> {
+    async fn attempt(&self, at: &Attempt) -> Result<(), Failure> {
         match self {
             Gate::Check(check) => check.attempt(at).await,
             Gate::Port(endpoint, resolver) => {
                 Ok(connect_tcp(endpoint, resolver, at).await.map(drop)?)
             }
-            Gate::Never(reason) => Err(Miss::NotYet(reason.clone())),
+            Gate::Never(reason) => Err(reason.clone()),
         }
     }
 }

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::Miss;
+use crate::duration::humanize;
+use crate::error::Failure;
 
 /// The words for an attempt that says nothing: nothing has answered yet.
 pub const NOTHING_YET: &str = "no answer";
@@ -71,11 +72,9 @@ impl Attempt {
     }
 
     /// `WHAT within DURATION`: why an attempt that ran out of time is not ready.
-    pub(super) fn within<F>(&self, took: Duration) -> Miss<F> {
-        Miss::TimedOut {
-            waiting: self.said().waiting.unwrap_or(NOTHING_YET),
-            within: took,
-        }
+    pub(super) fn within(&self, took: Duration) -> Failure {
+        let waiting = self.said().waiting.unwrap_or(NOTHING_YET);
+        format!("{waiting} within {}", humanize(took)).into()
     }
 
     fn said(&self) -> MutexGuard<'_, Said> {
@@ -106,12 +105,12 @@ mod tests {
         assert_eq!(outside.end(), None);
         let longest = Some(Duration::from_secs(3));
         assert_eq!(attempt.asked_wait(), longest, "the longest wins");
-        let cut = attempt.within::<String>(Duration::from_millis(5));
+        let cut = attempt.within(Duration::from_millis(5));
         assert_eq!(cut.to_string(), "body not complete within 5ms");
         // A new attempt starts from nothing said.
         let attempt = Attempt::until(end);
         assert_eq!(attempt.asked_wait(), None);
-        let cut = attempt.within::<String>(Duration::from_secs(1));
+        let cut = attempt.within(Duration::from_secs(1));
         assert_eq!(cut.to_string(), "no answer within 1.0s");
     }
 }

@@ -13,6 +13,7 @@ use tokio::task::JoinSet;
 use tokio::time::{sleep, sleep_until, timeout_at, Instant};
 
 use crate::duration::humanize;
+use crate::error::Failure;
 pub use attempt::{Attempt, NOTHING_YET, TLS_HANDSHAKE};
 pub use schedule::{Backoff, Schedule};
 
@@ -22,86 +23,18 @@ const FLOOR: Duration = Duration::from_millis(1);
 /// How often the "still waiting" line is logged at most.
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 
-/// Why a target missed its goal, from the check that said so to the report: the condition's
-/// own failure (`F`), for now or for good, or what the engine saw. The one outcome type of an
-/// attempt; a check returns the first two variants, the engine adds the others.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Miss<F> {
-    /// Not ready yet: the engine tries again.
-    NotYet(F),
-    /// Never going to be ready (a Job that failed): the engine stops trying this target, and
-    /// without `--any` ends the wait at once.
-    Never(F),
-    /// The attempt had not ended by its bound: what it was waiting for, and for how long.
-    TimedOut {
-        /// `no answer`, `no response`, `body not complete`, ...
-        waiting: &'static str,
-        /// How long the attempt ran.
-        within: Duration,
-    },
-    /// With `--invert`: the target was still ready.
-    StillReady,
-    /// Every attempt met the goal since `held` ago, short of the span the policy asks.
-    NotStableYet {
-        /// How long it has met the goal, as of the deadline.
-        held: Duration,
-        /// The policy's `stable_for`.
-        needed: Duration,
-    },
-}
-
-impl<F> From<F> for Miss<F> {
-    fn from(failure: F) -> Miss<F> {
-        Miss::NotYet(failure)
-    }
-}
-
-impl<F> Miss<F> {
-    /// The same miss, the condition's failure changed by `change` (the engine's own kept).
-    pub fn map<G>(self, change: impl FnOnce(F) -> G) -> Miss<G> {
-        match self {
-            Miss::NotYet(failure) => Miss::NotYet(change(failure)),
-            Miss::Never(failure) => Miss::Never(change(failure)),
-            Miss::TimedOut { waiting, within } => Miss::TimedOut { waiting, within },
-            Miss::StillReady => Miss::StillReady,
-            Miss::NotStableYet { held, needed } => Miss::NotStableYet { held, needed },
-        }
-    }
-}
-
-impl<F: fmt::Display> fmt::Display for Miss<F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Miss::NotYet(failure) | Miss::Never(failure) => failure.fmt(f),
-            Miss::TimedOut { waiting, within } => {
-                write!(f, "{waiting} within {}", humanize(*within))
-            }
-            Miss::StillReady => f.write_str("still ready"),
-            Miss::NotStableYet { held, needed } => write!(
-                f,
-                "stable for only {} of the {} needed",
-                humanize(*held),
-                humanize(*needed)
-            ),
-        }
-    }
-}
-
 /// Something that can be checked for readiness: one target bound to its options.
 pub trait Condition: Send + Sync + 'static {
     /// Notices changes between attempts (file-system events); `None` for most kinds.
     type Watch: Watch;
 
-    /// Why an attempt failed, shown to people through `Display`.
-    type Failure: fmt::Display + fmt::Debug + Clone + Send + 'static;
-
     /// Starts watching for changes, before the first attempt so none is missed.
     fn watch(&self) -> Self::Watch;
 
     /// One attempt, which ends at `at`'s end; `Err` says why the target is not ready, and
-    /// whether it ever can be. The engine bounds its duration, and reads what it told `at`.
-    fn attempt(&self, at: &Attempt)
-        -> impl Future<Output = Result<(), Miss<Self::Failure>>> + Send;
+    /// whether it ever can be ([`Failure::Never`]). The engine bounds its duration, and reads
+    /// what it told `at`.
+    fn attempt(&self, at: &Attempt) -> impl Future<Output = Result<(), Failure>> + Send;
 }
 
 /// A source of "something may have changed, try again now" wake-ups.
@@ -140,39 +73,41 @@ pub struct Policy {
     pub max_attempts: Option<u32>,
 }
 
-/// How one target ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TargetReport<F> {
+/// How one target ended: what its attempts came to, which only the engine counts and the
+/// report shows per target (the last miss's [`Failure`] alone has no count and no "met").
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TargetReport {
     /// Reached its goal (ready, or not ready with `--invert`).
     pub ready: bool,
     /// Why the last attempt that missed the goal missed it, if one did.
-    pub last_error: Option<Miss<F>>,
+    pub last_error: Option<Failure>,
     /// How many attempts ended.
     pub attempts: u32,
 }
 
-impl<F: fmt::Display> TargetReport<F> {
+impl TargetReport {
     /// The last miss in words, for the report and the termination log.
     pub fn reason(&self) -> Option<String> {
         self.last_error.as_ref().map(ToString::to_string)
     }
 }
 
-/// How the whole wait ended.
+/// How the whole wait ended: the goal over all targets (all, any, or none once one can never
+/// be ready), which no one target's report can tell.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Report<F> {
+pub struct Report {
     /// The overall goal was met (all targets, or any one with `--any`).
     pub ready: bool,
     /// One entry per target, in the order given.
-    pub targets: Vec<TargetReport<F>>,
+    pub targets: Vec<TargetReport>,
 }
 
 /// Where a target stands, kept by its loop and read by the engine.
-#[derive(Debug)]
-struct Progress<F> {
+#[derive(Debug, Default)]
+struct Progress {
     /// What the engine reports of it; an attempt cut by the deadline gives the last error only
     /// when no attempt completed before it.
-    report: TargetReport<F>,
+    report: TargetReport,
     /// When the attempt now in flight started, if one is.
     in_flight: Option<Instant>,
     /// The attempt in flight (or the last one), as its check describes it.
@@ -183,27 +118,16 @@ struct Progress<F> {
     stable_since: Option<Instant>,
 }
 
-impl<F> Default for Progress<F> {
-    fn default() -> Self {
-        Progress {
-            report: TargetReport {
-                ready: false,
-                last_error: None,
-                attempts: 0,
-            },
-            in_flight: None,
-            attempt: Attempt::default(),
-            not_before: None,
-            stable_since: None,
-        }
+impl Progress {
+    /// Whether the target missed for good: no point waiting for all targets.
+    fn never(&self) -> bool {
+        matches!(self.report.last_error, Some(Failure::Never(_)))
     }
-}
 
-impl<F> Progress<F> {
     /// The attempt in flight ended, missing the goal when `miss` says why. One `cut` by the
     /// deadline gives its reason only when no earlier attempt gave one of its own (`no such
     /// host web`, `status 503`, or `no answer within 1.0s` at its own timeout).
-    fn ended(&mut self, miss: Option<Miss<F>>, cut: bool) {
+    fn ended(&mut self, miss: Option<Failure>, cut: bool) {
         self.in_flight = None;
         let last = &mut self.report.last_error;
         match miss {
@@ -214,18 +138,7 @@ impl<F> Progress<F> {
     }
 }
 
-type Shared<F> = Arc<Mutex<Progress<F>>>;
-
-/// How a target loop ended (why is in its progress: this only steers the run).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum End {
-    /// The goal was met (ready, or not ready with `--invert`).
-    Met,
-    /// Out of attempts (`probe`).
-    OutOfAttempts,
-    /// The target can never be ready: no point waiting for it, or for all targets.
-    Never,
-}
+type Shared = Arc<Mutex<Progress>>;
 
 /// Runs every condition until the policy's goal is met or the deadline passes. `names` label
 /// the conditions in log lines (already redacted); `schedules` space their attempts.
@@ -234,7 +147,7 @@ pub async fn run<C: Condition>(
     names: &[String],
     schedules: &[Schedule],
     policy: &Policy,
-) -> Report<C::Failure> {
+) -> Report {
     let total = conditions.len();
     assert_eq!(total, names.len(), "one name per condition");
     assert_eq!(total, schedules.len(), "one schedule per condition");
@@ -244,7 +157,7 @@ pub async fn run<C: Condition>(
         .deadline
         .and_then(|d| start.checked_add(d))
         .unwrap_or_else(|| far_future(start));
-    let shared: Vec<Shared<C::Failure>> = names.iter().map(|_| Shared::default()).collect();
+    let shared: Vec<Shared> = names.iter().map(|_| Shared::default()).collect();
     let mut tasks = JoinSet::new();
     let seed = fastrand::u64(..);
     for (index, condition) in conditions.into_iter().enumerate() {
@@ -256,8 +169,8 @@ pub async fn run<C: Condition>(
         let (name, policy, progress) =
             (names[index].clone(), policy.clone(), shared[index].clone());
         tasks.spawn(async move {
-            let end = target_loop(condition, &name, &policy, deadline, backoff, &progress);
-            (index, end.await)
+            let met = target_loop(condition, &name, &policy, deadline, backoff, &progress);
+            (index, met.await)
         });
     }
 
@@ -273,11 +186,11 @@ pub async fn run<C: Condition>(
             joined = tasks.join_next() => {
                 finished += 1;
                 // A target loop cannot panic by design; if one did, it is simply not ready.
-                let Some(Ok((index, end))) = joined else { continue };
-                if end == End::Never && !policy.any {
+                let Some(Ok((index, met))) = joined else { continue };
+                if !met && !policy.any && lock(&shared[index]).never() {
                     break false;
                 }
-                if end == End::Met {
+                if met {
                     ready_count += 1;
                     let attempt = {
                         let mut progress = lock(&shared[index]);
@@ -301,9 +214,10 @@ pub async fn run<C: Condition>(
                     let mut progress = lock(progress);
                     // Short of its stable span: that, not the attempt in flight, is why.
                     if let Some(since) = progress.stable_since.filter(|_| !progress.report.ready) {
-                        let held = since.elapsed();
-                        let needed = policy.stable_for;
-                        progress.report.last_error = Some(Miss::NotStableYet { held, needed });
+                        let held = humanize(since.elapsed());
+                        let needed = humanize(policy.stable_for);
+                        let short = format!("stable for only {held} of the {needed} needed");
+                        progress.report.last_error = Some(short.into());
                     } else if let Some(started) = progress.in_flight {
                         let reason = progress.attempt.within(started.elapsed());
                         progress.ended(Some(reason), true);
@@ -328,16 +242,17 @@ pub async fn run<C: Condition>(
 /// (`--max-interval`) is longer: a server's mistake must not stop retries for days.
 const MAX_ASKED_WAIT: Duration = Duration::from_secs(300);
 
-/// Attempts one condition until it meets the goal, runs out of attempts, or can never be ready.
-/// Deadline expiry is handled by the caller, which drops this future.
+/// Attempts one condition until it meets the goal (`true`), runs out of attempts, or can never
+/// be ready (its last miss says which). Deadline expiry is handled by the caller, which drops
+/// this future.
 async fn target_loop<C: Condition>(
     condition: C,
     name: &str,
     policy: &Policy,
     deadline: Instant,
     mut backoff: Backoff,
-    progress: &Mutex<Progress<C::Failure>>,
-) -> End {
+    progress: &Mutex<Progress>,
+) -> bool {
     // One attempt only (`probe`) has nothing to be woken for: no watch to set up and close.
     let mut watch = (policy.max_attempts != Some(1)).then(|| condition.watch());
     let mut streak = 0;
@@ -381,12 +296,12 @@ async fn target_loop<C: Condition>(
                 "{name}: attempt {attempts}: {said}"
             );
         }
-        let never = matches!(failure, Some(Miss::Never(_)));
+        let never = matches!(failure, Some(Failure::Never(_)));
         let miss = goal_missed(failure, policy.invert);
         if never {
             // Not ready for good: with --invert that is the goal, for good too.
             lock(progress).ended(miss, false);
-            return if policy.invert { End::Met } else { End::Never };
+            return policy.invert;
         }
         // A check that stopped waiting at the deadline (`DNS: no answer for web in time`) was
         // cut by it as much as one the engine stopped.
@@ -397,7 +312,7 @@ async fn target_loop<C: Condition>(
             streak += 1;
             let began = *since.get_or_insert(now);
             if streak >= policy.success_threshold && now - began >= policy.stable_for {
-                return End::Met;
+                return true;
             }
             if !policy.stable_for.is_zero() {
                 lock(progress).stable_since = Some(began);
@@ -435,7 +350,7 @@ async fn target_loop<C: Condition>(
             }
         };
         if policy.max_attempts.is_some_and(|max| attempts >= max) {
-            return End::OutOfAttempts;
+            return false;
         }
         // Cancellation: both arms are cancel-safe.
         tokio::select! {
@@ -452,7 +367,7 @@ async fn bounded<C: Condition>(
     attempt: &Attempt,
     now: Instant,
     end: Instant,
-) -> Result<(), Miss<C::Failure>> {
+) -> Result<(), Failure> {
     match timeout_at(end, condition.attempt(attempt)).await {
         Ok(outcome) => outcome,
         Err(_) => Err(attempt.within(end - now)),
@@ -461,11 +376,11 @@ async fn bounded<C: Condition>(
 
 /// How an attempt that failed for `failure` (if it did) missed the goal: with `invert`, a
 /// failure is the goal and success misses it.
-fn goal_missed<F>(failure: Option<Miss<F>>, invert: bool) -> Option<Miss<F>> {
+fn goal_missed(failure: Option<Failure>, invert: bool) -> Option<Failure> {
     match (failure, invert) {
         (failure, false) => failure,
         (Some(_), true) => None,
-        (None, true) => Some(Miss::StillReady),
+        (None, true) => Some("still ready".into()),
     }
 }
 
@@ -475,7 +390,7 @@ pub async fn once<C: Condition>(
     condition: &C,
     bound: Duration,
     invert: bool,
-) -> Result<(), Miss<C::Failure>> {
+) -> Result<(), Failure> {
     let now = Instant::now();
     let end = now.checked_add(bound).unwrap_or_else(|| far_future(now));
     let failure = bounded(condition, &Attempt::until(end), now, end)
@@ -493,7 +408,7 @@ fn far_future(now: Instant) -> Instant {
     now + Duration::from_secs(86400 * 365 * 30)
 }
 
-fn log_progress<F: fmt::Display>(shared: &[Shared<F>], names: &[String], start: Instant) {
+fn log_progress(shared: &[Shared], names: &[String], start: Instant) {
     let now = Instant::now();
     let mut waiting = Vec::new();
     for (progress, name) in shared.iter().zip(names) {

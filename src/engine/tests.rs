@@ -87,14 +87,13 @@ impl Watch for FiresAt {
 
 impl Condition for Scripted {
     type Watch = Option<FiresAt>;
-    type Failure = &'static str;
 
     fn watch(&self) -> Option<FiresAt> {
         self.watches.fetch_add(1, Ordering::SeqCst);
         self.fires_at.map(|at| FiresAt(self.start + at))
     }
 
-    async fn attempt(&self, attempt: &Attempt) -> Result<(), Miss<&'static str>> {
+    async fn attempt(&self, attempt: &Attempt) -> Result<(), Failure> {
         let at = self.start.elapsed();
         let earlier = {
             let mut times = self.times.lock().unwrap();
@@ -104,21 +103,21 @@ impl Condition for Scripted {
         let step = self.script.iter().rev().find(|(from, _)| at >= *from);
         match step.expect("a script starts at zero").1 {
             Up => Ok(()),
-            Down(why) => Err(Miss::NotYet(why)),
-            Never(why) => Err(Miss::Never(why)),
+            Down(why) => Err(why.into()),
+            Never(why) => Err(Failure::Never(why.into())),
             Slow(takes) => {
                 tokio::time::sleep(takes).await;
-                Err(Miss::NotYet("connection refused"))
+                Err("connection refused".into())
             }
             Stalls(why) => {
                 tokio::time::sleep_until(attempt.end().expect("in an attempt")).await;
-                Err(Miss::NotYet(why))
+                Err(why.into())
             }
             Busy(wait) => {
                 attempt.retry_not_before(wait);
-                Err(Miss::NotYet("status 503"))
+                Err("status 503".into())
             }
-            Flaps(why) if earlier % 2 == 1 => Err(Miss::NotYet(why)),
+            Flaps(why) if earlier % 2 == 1 => Err(why.into()),
             Flaps(_) => Ok(()),
         }
     }

@@ -2,10 +2,10 @@
 //! options and implements the engine's [`Condition`] by delegating to the kind's module.
 //!
 //! A new kind is a module with its target type, a `parse` from its URL (a row of [`SCHEMES`]),
-//! its locality, and `async fn check(...) -> Result<(), Failure>` (or
-//! `Result<(), Miss<Failure>>` when a target can fail for good), one attempt that never
+//! its locality, and `async fn check(...) -> Result<(), Failure>`, one attempt that never
 //! retries: the engine bounds and repeats it. A reason is its words (`Failure::from`); only
-//! `Failure::Connect`, which the report shortens, keeps its parts.
+//! `Failure::Connect`, which the report shortens, keeps its parts, and `Failure::Never` marks a
+//! target that can fail for good.
 
 mod amqp;
 mod dns;
@@ -34,7 +34,7 @@ pub use crate::net::endpoint::{Endpoint, Host};
 pub use http::redirect::Redirects;
 use url_parts::TargetUrl;
 
-use crate::engine::{Attempt, Condition, Miss};
+use crate::engine::{Attempt, Condition};
 use crate::error::Failure;
 use crate::header::Header;
 use crate::matcher::Matcher;
@@ -267,7 +267,6 @@ impl crate::engine::Watch for Watches {
 
 impl Condition for Check {
     type Watch = CheckWatch;
-    type Failure = Failure;
 
     fn watch(&self) -> CheckWatch {
         let path = match &self.target.kind {
@@ -289,10 +288,9 @@ impl Condition for Check {
         Some(Watches::File(watch))
     }
 
-    async fn attempt(&self, at: &Attempt) -> Result<(), Miss<Failure>> {
-        let name = || self.target.to_string();
+    async fn attempt(&self, at: &Attempt) -> Result<(), Failure> {
         let outcome = self.attempt_kind(at).await;
-        outcome.map_err(|miss| miss.map(|failure| failure.for_target(&name())))
+        outcome.map_err(|failure| failure.for_target(&self.target.to_string()))
     }
 }
 
@@ -309,9 +307,9 @@ impl Check {
         }
     }
 
-    async fn attempt_kind(&self, at: &Attempt) -> Result<(), Miss<Failure>> {
+    async fn attempt_kind(&self, at: &Attempt) -> Result<(), Failure> {
         let context = &self.context;
-        let outcome = match &self.target.kind {
+        match &self.target.kind {
             Kind::Tcp(endpoint) => tcp::check(endpoint, &context.resolver, at).await,
             Kind::Unix(path) => unix::check(path).await,
             Kind::Http(target) => http::check(target, context, &self.lane, at).await,
@@ -341,11 +339,10 @@ impl Check {
             Kind::K8s(target) => match &context.options.k8s {
                 Some(cluster) => {
                     let resolver = &context.resolver;
-                    return k8s::check(target, cluster, &self.feed, resolver, at).await;
+                    k8s::check(target, cluster, &self.feed, resolver, at).await
                 }
                 None => Err(Failure::Text("no in-cluster config for k8s://".into())),
             },
-        };
-        Ok(outcome?)
+        }
     }
 }

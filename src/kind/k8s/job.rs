@@ -6,7 +6,6 @@ use serde::Deserialize;
 
 use super::object::{conditions, true_condition, why, ApiObject, StatusCondition};
 use super::request::Resource;
-use crate::engine::Miss;
 use crate::error::Failure;
 
 pub(super) const JOBS: Resource = ("batch", "v1", "jobs");
@@ -31,7 +30,7 @@ pub(super) struct JobStatus {
     failed: u32,
 }
 
-pub(super) fn judge(job: &Job) -> Result<(), Miss<Failure>> {
+pub(super) fn judge(job: &Job) -> Result<(), Failure> {
     let JobStatus {
         conditions,
         active,
@@ -41,18 +40,18 @@ pub(super) fn judge(job: &Job) -> Result<(), Miss<Failure>> {
     let failure = true_condition(conditions, "Failed")
         .or_else(|| true_condition(conditions, "FailureTarget"));
     if let Some(failure) = failure {
-        return Err(Miss::Never(format!("job failed: {}", why(failure)).into()));
+        return Err(Failure::Never(format!("job failed: {}", why(failure))));
     }
     if true_condition(conditions, "Complete").is_some() {
         return Ok(());
     }
-    Err(Miss::NotYet(match job.spec.suspend {
+    Err(match job.spec.suspend {
         true => "job suspended".into(),
         false => {
             format!("job not complete: {active} active, {succeeded} succeeded, {failed} failed")
                 .into()
         }
-    }))
+    })
 }
 
 #[cfg(test)]
@@ -60,7 +59,7 @@ mod tests {
     use super::super::object::parse;
     use super::*;
 
-    fn verdict(json: &str) -> Result<(), Miss<Failure>> {
+    fn verdict(json: &str) -> Result<(), Failure> {
         judge(&parse(json).unwrap())
     }
 
@@ -68,10 +67,10 @@ mod tests {
     fn null_conditions_and_a_complete_condition_not_true() {
         assert_eq!(
             verdict(r#"{"spec":{"suspend":true},"status":{"conditions":null}}"#),
-            Err(Miss::NotYet("job suspended".into()))
+            Err(Failure::Text("job suspended".into()))
         );
         let not_yet = r#"{"status":{"conditions":[{"type":"Complete","status":"False"}]}}"#;
-        assert!(matches!(verdict(not_yet), Err(Miss::NotYet(_))));
+        assert!(matches!(verdict(not_yet), Err(Failure::Text(_))));
     }
 
     #[test]
@@ -81,13 +80,13 @@ mod tests {
                 r#"{{"status":{{"conditions":[{{"type":"Complete","status":"True"}},
                    {{"type":"{failure}","status":"True","reason":"DeadlineExceeded"}}]}}}}"#
             );
-            let failed = Miss::Never("job failed: DeadlineExceeded".into());
+            let failed = Failure::Never("job failed: DeadlineExceeded".into());
             assert_eq!(verdict(&both), Err(failed), "{failure}");
         }
     }
 
     /// The verdict on a running Job with these `(type, status)` conditions.
-    fn with_conditions(conditions: &[(&str, &str)]) -> Result<(), Miss<Failure>> {
+    fn with_conditions(conditions: &[(&str, &str)]) -> Result<(), Failure> {
         let conditions: Vec<String> = conditions
             .iter()
             .map(|(kind, status)| {
@@ -117,7 +116,11 @@ mod tests {
             &[("Complete", "False"), ("FailureTarget", "True")],
         ] {
             let verdict = with_conditions(conditions);
-            assert_eq!(verdict, Err(Miss::Never(failed.into())), "{conditions:?}");
+            assert_eq!(
+                verdict,
+                Err(Failure::Never(failed.into())),
+                "{conditions:?}"
+            );
         }
     }
 
@@ -131,7 +134,11 @@ mod tests {
             &[("Suspended", "False")],
         ] {
             let verdict = with_conditions(conditions);
-            assert_eq!(verdict, Err(Miss::NotYet(running.into())), "{conditions:?}");
+            assert_eq!(
+                verdict,
+                Err(Failure::Text(running.into())),
+                "{conditions:?}"
+            );
         }
         assert_eq!(with_conditions(&[("Complete", "True")]), Ok(()));
     }

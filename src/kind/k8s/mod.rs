@@ -22,7 +22,7 @@ pub use watch::{Feed, Watcher};
 
 use super::url_parts::TargetUrl;
 use super::Kind;
-use crate::engine::{Attempt, Miss};
+use crate::engine::Attempt;
 use crate::error::Failure;
 use crate::net::resolve::Resolver;
 use list::{Item, Items};
@@ -35,7 +35,7 @@ pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
 }
 
 /// What an attempt says: ready, or why not, and whether it ever can be.
-pub type Judgement = Result<(), Miss<Failure>>;
+pub type Judgement = Result<(), Failure>;
 
 /// One attempt on `target`, against `cluster`: the last state `feed`'s watch saw while it keeps
 /// it current, else one GET within `at`, its answer judged (and the watch started from it).
@@ -60,7 +60,7 @@ pub async fn check(
         (Ok(Some(body)), Get(_)) => (judge(target, &body), watch::version(&body), None),
         (Ok(Some(body)), List(_)) => match read_list(target, &body) {
             Ok((version, items)) => (judge_list(target, ns, &items), version, Some(items)),
-            Err(failure) => (Err(Miss::NotYet(failure)), None, None),
+            Err(failure) => (Err(failure), None, None),
         },
     };
     feed.listed(version, &verdict, items);
@@ -88,7 +88,7 @@ fn source(target: &K8sTarget) -> (Resource, Query<'_>) {
 
 /// Why `target` is not ready when its object (or collection) is not there: the GET's 404, or
 /// a watched object deleted.
-fn absent(target: &K8sTarget, ns: &str) -> Miss<Failure> {
+fn absent(target: &K8sTarget, ns: &str) -> Failure {
     let why = match &target.object {
         Object::Job(name) => format!("no job {name} in {ns} (yet)"),
         Object::Pod(name) => format!("no pod {name} in {ns} (yet)"),
@@ -96,7 +96,7 @@ fn absent(target: &K8sTarget, ns: &str) -> Miss<Failure> {
         Object::Pods(_) => format!("the API server has no pods in {ns}"),
         Object::Service(_) => service::UNSERVED.to_string(),
     };
-    Miss::NotYet(why.into())
+    Failure::Text(why)
 }
 
 /// The readiness rules of `target`'s kind applied to one object's JSON (a GET's answer, or
@@ -104,8 +104,8 @@ fn absent(target: &K8sTarget, ns: &str) -> Miss<Failure> {
 fn judge(target: &K8sTarget, body: &[u8]) -> Judgement {
     match &target.object {
         Object::Job(_) => job::judge(&object::parse(body)?),
-        Object::Pod(_) => pod::judge_one(&object::parse(body)?).map_err(Miss::NotYet),
-        Object::Deployment(_) => deployment::judge(&object::parse(body)?).map_err(Miss::NotYet),
+        Object::Pod(_) => pod::judge_one(&object::parse(body)?),
+        Object::Deployment(_) => deployment::judge(&object::parse(body)?),
         Object::Pods(_) | Object::Service(_) => unreachable!("a list"),
     }
 }
@@ -135,5 +135,5 @@ fn judge_list(target: &K8sTarget, ns: &str, items: &Items) -> Judgement {
         Object::Service(name) => service::judge(items, ns, name),
         _ => unreachable!("one object"),
     };
-    verdict.map_err(Miss::NotYet)
+    verdict
 }

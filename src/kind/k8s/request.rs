@@ -13,7 +13,7 @@ use tokio::net::TcpStream;
 
 use super::cluster::Cluster;
 use super::object::clip;
-use crate::engine::{Attempt, Miss, TLS_HANDSHAKE};
+use crate::engine::{Attempt, TLS_HANDSHAKE};
 use crate::error::Failure;
 use crate::header::Header;
 use crate::kind::http::request::{build, Carry};
@@ -55,7 +55,7 @@ pub async fn fetch_body(
     query: &Query<'_>,
     resolver: &Resolver,
     at: &Attempt,
-) -> Result<Option<Vec<u8>>, Miss<Failure>> {
+) -> Result<Option<Vec<u8>>, Failure> {
     let token = cluster.read_token().await?;
     let request = request(&cluster.api, path(resource, namespace, query), &token);
     let request = request.map_err(Failure::from)?;
@@ -68,7 +68,7 @@ pub async fn fetch_body(
     let (status, body) = roundtrip(stream, request, read, at).await?;
     if body.len() > MAX_ANSWER {
         let mib = MAX_ANSWER >> 20;
-        return Err(Failure::from(format!("the API server's answer is over {mib} MiB")).into());
+        return Err(format!("the API server's answer is over {mib} MiB").into());
     }
     let failure = match status {
         200 => return Ok(Some(body)),
@@ -89,7 +89,7 @@ pub async fn fetch_body(
             .into()
         }
     };
-    Err(Miss::NotYet(failure))
+    Err(failure)
 }
 
 /// A fresh connection to the API server, TLS verified with `ca.crt`.

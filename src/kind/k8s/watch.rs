@@ -26,7 +26,7 @@ use super::object::clip;
 use super::request::Query::{Get, List};
 use super::request::{api_group, collection, connect, request, MAX_ANSWER};
 use super::{absent, judge, judge_list, list_item, namespace, source, Judgement, K8sTarget};
-use crate::engine::{Attempt, Miss, Watch};
+use crate::engine::{Attempt, Watch};
 use crate::error::{describe_error, Failure};
 use crate::kind::http::roundtrip;
 use crate::kind::Context;
@@ -74,7 +74,7 @@ impl Feed {
     pub fn current(&self) -> Option<Judgement> {
         let mut state = self.state();
         if let Some(failure) = state.broke.take() {
-            return Some(Err(Miss::NotYet(failure)));
+            return Some(Err(failure));
         }
         match state.watching && !state.polling && state.version.is_some() {
             true => state.verdict.clone(),
