@@ -1,6 +1,7 @@
 //! The exit statuses of the contract, and the one place that turns an outcome into a status.
 
-/// How a readygate run ended; every command returns one of these and `main` maps it to a status.
+/// How a readygate run ended, whatever the command: a wait's result, but also a usage error, a
+/// signal or a child's status, which no wait's report holds. `main` maps it to a status.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Exit {
     /// Ready (`wait`, `probe`), installed (`install`), or a sidecar done its job.
