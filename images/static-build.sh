@@ -37,7 +37,14 @@ esac
 # Flags given with an explicit --target apply to target artifacts only. Any flags already in
 # the environment are replaced so that the result does not depend on the caller's shell.
 # The clone's and the registry's paths are not the binary's business (nor a reproducible one).
-rustflags=(-C target-feature=+crt-static --cfg 'httparse_disable_simd="1"'
+# The unwind tables are left out (images/no-unwind-tables.ld says why): a sixth of the binary.
+rustflags=(-C target-feature=+crt-static --cfg 'httparse_disable_simd="1"')
+# Packed relative relocations (DT_RELR, glibc 2.36): the static-pie's relocation table in 3 KB
+# instead of 220 KB. rust-lld links x86_64; Debian's aarch64 ld ignores the flag.
+if [[ "$target" == x86_64-unknown-linux-gnu ]]; then
+  rustflags+=(-C link-arg=-Wl,-z,pack-relative-relocs)
+fi
+rustflags+=("-Clink-arg=-Wl,-T,$PWD/images/no-unwind-tables.ld"
   "--remap-path-prefix=$PWD=/readygate"
   "--remap-path-prefix=${CARGO_HOME:-$HOME/.cargo}=/cargo")
 target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
