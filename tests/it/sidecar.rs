@@ -3,12 +3,13 @@
 //! it, the native copy runs once as an ordinary init container and the legacy copy takes over.
 
 use std::path::Path;
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::support::events::FileReads;
-use crate::support::run::{finish, RunExt};
+use crate::support::run::{finish, Outcome, RunExt};
 use crate::support::{readygate, Running, TempDir};
 
 /// The state file's content, if any.
@@ -25,9 +26,16 @@ fn write_state_atomically(path: &Path, content: &str) -> Instant {
     Instant::now()
 }
 
-/// `readygate ARGS`, running.
-fn spawn(args: &[&str]) -> Running {
-    Running::spawn(&mut readygate(args))
+/// `readygate sidecar KIND --state STATE WORDS…`: one copy of the injected sidecar.
+fn sidecar(kind: &str, state: &Path, words: &[&str]) -> Command {
+    let mut command = readygate(["sidecar", kind, "--state"]);
+    command.arg(state).args(words);
+    command
+}
+
+/// [`sidecar`], running.
+fn spawn(kind: &str, state: &Path, words: &[&str]) -> Running {
+    Running::spawn(&mut sidecar(kind, state, words))
 }
 
 /// Waits for it to end: its exit code and stdout.
@@ -36,27 +44,26 @@ fn exit_code(running: Running) -> (Option<i32>, String) {
     (outcome.code, outcome.stdout)
 }
 
-fn first_run(state_file: &Path) {
-    readygate(["sidecar", "native", "--state"])
-        .arg(state_file)
-        .args(["--", "sh", "-c", "echo sidecar-ran"])
-        .outcome()
+/// The native copy's first run: it records it and exits at once, sidecar not run.
+fn first_run(state_file: &Path) -> Outcome {
+    let outcome = sidecar(
+        "native",
+        state_file,
+        &["--", "sh", "-c", "echo sidecar-ran"],
+    )
+    .outcome();
+    outcome
         .expect_code(0)
         .expect_faster_than(Duration::from_secs(3));
+    outcome
 }
 
 #[test]
 fn native_first_run_writes_first_run_and_exits_at_once() {
     let dir = TempDir::new();
     let state_file = dir.join("shared/state");
-    let outcome = readygate(["sidecar", "native", "--state"])
-        .arg(&state_file)
-        .args(["--", "sh", "-c", "echo sidecar-ran"])
-        .outcome();
-    outcome
-        .expect_code(0)
-        .expect_faster_than(Duration::from_secs(3))
-        .expect_stderr("first run");
+    let outcome = first_run(&state_file);
+    outcome.expect_stderr("first run");
     assert_eq!(
         outcome.stdout, "",
         "the sidecar must not run on the first run"
@@ -69,10 +76,8 @@ fn native_restart_writes_native_and_execs_the_sidecar_in_the_same_process() {
     let dir = TempDir::new();
     let state_file = dir.join("state");
     first_run(&state_file);
-    let (child, started) = readygate(["sidecar", "native", "--state"])
-        .arg(&state_file)
-        .args(["--", "sh", "-c", "echo $$"])
-        .spawn_captured();
+    let (child, started) =
+        sidecar("native", &state_file, &["--", "sh", "-c", "echo $$"]).spawn_captured();
     let pid = child.id();
     let outcome = finish(child, started);
     outcome.expect_code(0);
@@ -88,22 +93,16 @@ fn native_restart_writes_native_and_execs_the_sidecar_in_the_same_process() {
 fn legacy_sees_native_at_once_and_stands_by_until_sigterm() {
     let dir = TempDir::new();
     let state_file = dir.join("state");
-    let state_arg = state_file.to_str().unwrap();
     first_run(&state_file);
-    let mut legacy = spawn(&[
-        "sidecar",
+    let mut legacy = spawn(
         "legacy",
-        "--state",
-        state_arg,
-        "--",
-        "sh",
-        "-c",
-        "echo legacy-ran",
-    ]);
+        &state_file,
+        &["--", "sh", "-c", "echo legacy-ran"],
+    );
     legacy.line("waiting up to 30.0s");
     // The kubelet restarts the built-in sidecar: the native copy writes `native` and runs.
     let restarted = Instant::now();
-    let mut native = spawn(&["sidecar", "native", "--state", state_arg]);
+    let mut native = spawn("native", &state_file, &[]);
     let seen = legacy.line("the native sidecar runs");
     let reaction = seen.duration_since(restarted);
     eprintln!("legacy stood down {reaction:?} after the native copy was restarted");
@@ -125,18 +124,11 @@ fn legacy_reacts_to_the_state_change_through_events_not_polling() {
     let state_file = dir.join("state");
     first_run(&state_file);
     let reads = FileReads::watch(&state_file);
-    let mut legacy = spawn(&[
-        "sidecar",
+    let mut legacy = spawn(
         "legacy",
-        "--state",
-        state_file.to_str().unwrap(),
-        "--on-native",
-        "exit",
-        "--",
-        "sh",
-        "-c",
-        "echo legacy-ran",
-    ]);
+        &state_file,
+        &["--on-native", "exit", "--", "sh", "-c", "echo legacy-ran"],
+    );
     // Past the first read, so only an event (or the 2 s fallback poll) can wake it.
     reads.next_read();
     legacy.line("waiting up to");
@@ -156,10 +148,12 @@ fn without_native_support_legacy_runs_the_sidecar_after_the_grace_period() {
     let state_file = dir.join("state");
     // The native copy was an ordinary init container: it ran once and is never restarted.
     first_run(&state_file);
-    let (child, started) = readygate(["sidecar", "legacy", "--state"])
-        .arg(&state_file)
-        .args(["--grace", "1s", "--", "sh", "-c", "echo legacy-ran $$"])
-        .spawn_captured();
+    let (child, started) = sidecar(
+        "legacy",
+        &state_file,
+        &["--grace", "1s", "--", "sh", "-c", "echo legacy-ran $$"],
+    )
+    .spawn_captured();
     let pid = child.id();
     let outcome = finish(child, started);
     outcome
@@ -175,16 +169,20 @@ fn without_native_support_legacy_runs_the_sidecar_after_the_grace_period() {
 fn legacy_passes_the_sidecars_exit_status_through() {
     let dir = TempDir::new();
     let state_file = dir.join("state");
-    readygate(["sidecar", "legacy", "--state"])
-        .arg(&state_file)
-        .args(["--grace", "200ms", "--", "sh", "-c", "exit 5"])
-        .outcome()
-        .expect_code(5);
-    readygate(["sidecar", "legacy", "--state"])
-        .arg(&state_file)
-        .args(["--grace", "0", "--", "/no/such/sidecar"])
-        .outcome()
-        .expect_code(127);
+    sidecar(
+        "legacy",
+        &state_file,
+        &["--grace", "200ms", "--", "sh", "-c", "exit 5"],
+    )
+    .outcome()
+    .expect_code(5);
+    sidecar(
+        "legacy",
+        &state_file,
+        &["--grace", "0", "--", "/no/such/sidecar"],
+    )
+    .outcome()
+    .expect_code(127);
 }
 
 #[test]
@@ -192,26 +190,28 @@ fn a_crashed_native_sidecar_is_restarted_as_native() {
     let dir = TempDir::new();
     let state_file = dir.join("state");
     first_run(&state_file);
-    readygate(["sidecar", "native", "--state"])
-        .arg(&state_file)
-        .args(["--", "sh", "-c", "exit 3"])
+    sidecar("native", &state_file, &["--", "sh", "-c", "exit 3"])
         .outcome()
         .expect_code(3);
     assert_eq!(state(&state_file).as_deref(), Some("native\n"));
     // The kubelet restarts the crashed sidecar: it runs again at once, no first-run exit.
-    readygate(["sidecar", "native", "--state"])
-        .arg(&state_file)
-        .args(["--", "sh", "-c", "echo sidecar-ran"])
-        .outcome()
-        .expect_code(0)
-        .expect_stdout("sidecar-ran");
+    sidecar(
+        "native",
+        &state_file,
+        &["--", "sh", "-c", "echo sidecar-ran"],
+    )
+    .outcome()
+    .expect_code(0)
+    .expect_stdout("sidecar-ran");
     assert_eq!(state(&state_file).as_deref(), Some("native\n"));
-    readygate(["sidecar", "legacy", "--state"])
-        .arg(&state_file)
-        .args(["--on-native", "exit", "--", "sh", "-c", "echo legacy-ran"])
-        .outcome()
-        .expect_code(0)
-        .expect_faster_than(Duration::from_secs(3));
+    sidecar(
+        "legacy",
+        &state_file,
+        &["--on-native", "exit", "--", "sh", "-c", "echo legacy-ran"],
+    )
+    .outcome()
+    .expect_code(0)
+    .expect_faster_than(Duration::from_secs(3));
 }
 
 #[test]
@@ -219,7 +219,7 @@ fn native_without_a_command_sleeps_until_sigterm() {
     let dir = TempDir::new();
     let state_file = dir.join("state");
     first_run(&state_file);
-    let mut native = spawn(&["sidecar", "native", "--state", state_file.to_str().unwrap()]);
+    let mut native = spawn("native", &state_file, &[]);
     native.line("wrote native");
     native.expect_running("exited without a signal");
     native.signal(libc::SIGTERM);
@@ -232,16 +232,11 @@ fn native_without_a_command_sleeps_until_sigterm() {
 fn legacy_stopped_while_waiting_exits_128_plus_the_signal() {
     let dir = TempDir::new();
     let state_file = dir.join("state");
-    let mut legacy = spawn(&[
-        "sidecar",
+    let mut legacy = spawn(
         "legacy",
-        "--state",
-        state_file.to_str().unwrap(),
-        "--",
-        "sh",
-        "-c",
-        "echo legacy-ran",
-    ]);
+        &state_file,
+        &["--", "sh", "-c", "echo legacy-ran"],
+    );
     legacy.line("waiting up to");
     legacy.signal(libc::SIGTERM);
     let (code, stdout) = exit_code(legacy);
@@ -321,9 +316,7 @@ fn concurrent_readers_never_see_a_partial_state() {
         // Each cycle as a pod's life: a first run, then restarts that write `native` again.
         let _ = std::fs::remove_file(&state_file);
         for _ in 0..3 {
-            readygate(["sidecar", "native", "--state"])
-                .arg(&state_file)
-                .args(["--", "true"])
+            sidecar("native", &state_file, &["--", "true"])
                 .outcome()
                 .expect_code(0);
         }
@@ -367,20 +360,20 @@ fn legacy_reads_a_state_written_in_place_as_not_yet_until_it_is_whole() {
     let state_file = dir.join("state");
     std::fs::write(&state_file, "").unwrap();
     let reads = FileReads::watch(&state_file);
-    let mut legacy = spawn(&[
-        "sidecar",
+    let mut legacy = spawn(
         "legacy",
-        "--state",
-        state_file.to_str().unwrap(),
-        "--on-native",
-        "exit",
-        "--grace",
-        "30s",
-        "--",
-        "sh",
-        "-c",
-        "echo legacy-ran",
-    ]);
+        &state_file,
+        &[
+            "--on-native",
+            "exit",
+            "--grace",
+            "30s",
+            "--",
+            "sh",
+            "-c",
+            "echo legacy-ran",
+        ],
+    );
     // It has read the empty file (and is still running).
     reads.next_read();
     legacy.line("waiting up to");
