@@ -177,6 +177,33 @@ fn a_missing_job_is_watched_from_now_and_its_creation_seen_at_once() {
 }
 
 #[test]
+fn a_missing_job_is_polled_when_the_server_cannot_watch_from_now() {
+    let api = ApiServer::start(TOKEN);
+    api.watches(&[Watching::Refuse]);
+    let args = [
+        "wait",
+        "-v",
+        "-t",
+        "30s",
+        "--interval",
+        "20ms",
+        "--max-interval",
+        "50ms",
+    ];
+    let mut command = api.readygate(args);
+    let mut run = Running::spawn(command.arg(Shape::Job.url()));
+    run.line("the API server cannot watch from now");
+    api.wait_for_requests(6);
+    Shape::Job.put(&api, true);
+    run.end().outcome.expect_code(0);
+    // One refused watch, then GETs (each saying the Job is missing) until it exists.
+    let seen = requests(&api, Shape::Job);
+    assert_eq!(seen[..3], ["get", "watch@now", "get"], "{seen:?}");
+    let watches = seen.iter().filter(|r| r.starts_with("watch")).count();
+    assert!(watches <= 2, "{seen:?}");
+}
+
+#[test]
 fn a_watch_whose_api_server_vanished_is_given_up_within_seconds() {
     // The pod's own network, where its API connection can be cut without touching the host's.
     let pod = Pod::new("127.0.0.1 localhost\n");

@@ -54,6 +54,8 @@ struct State {
     watching: bool,
     /// The watch was refused (403): GETs only, as before watches.
     polling: bool,
+    /// The server refused a watch from now: a missing object is polled until it exists.
+    polls_missing: bool,
     /// Where the watch starts or resumes; `None`: a GET is due first; empty: from now (the
     /// GET found no such object).
     version: Option<String>,
@@ -86,6 +88,7 @@ impl Feed {
     /// its items.
     pub fn listed(&self, version: Option<String>, verdict: &Judgement, items: Option<Items>) {
         let mut state = self.state();
+        let version = version.filter(|v| !(v.is_empty() && state.polls_missing));
         let start = state.watching && !state.polling && version.is_some();
         (state.version, state.verdict) = (version, Some(verdict.clone()));
         state.items = items;
@@ -186,6 +189,8 @@ enum Ended {
     Gone,
     /// `403`: the service account may `get` but not `watch`.
     Forbidden,
+    /// Another error status, as the answer's or in an `ERROR` event: the server's own word.
+    Refused(Failure),
     /// Anything else: back off on the target's schedule, then re-list.
     Broke(Failure),
 }
@@ -222,16 +227,21 @@ async fn follow(target: K8sTarget, context: Arc<Context>, feed: Arc<Feed>, name:
         feed: &feed,
     };
     loop {
-        let from = feed.version().await;
+        let version = feed.version().await;
         let seconds = WATCH_SECONDS + fastrand::u64(..WATCH_SECONDS);
         // Without a version the API server starts at its most recent one and first sends the
         // object as `ADDED` if it exists by then, so a creation after the GET is not missed.
-        let from = match from.as_str() {
+        // Without bookmarks too: with them such a watch is a "watch list" to API servers of
+        // 1.34, which refuse it unless etcd can report its progress.
+        let from = match version.as_str() {
             "" => String::new(),
-            from => format!("&resourceVersion={}", encode_query_value(from)),
+            from => format!(
+                "&resourceVersion={}&allowWatchBookmarks=true",
+                encode_query_value(from)
+            ),
         };
         let path = format!(
-            "{}?watch=1&{selector}{from}&allowWatchBookmarks=true&timeoutSeconds={seconds}",
+            "{}?watch=1&{selector}{from}&timeoutSeconds={seconds}",
             collection(resource, ns),
         );
         let span = Duration::from_secs(seconds);
@@ -254,7 +264,15 @@ async fn follow(target: K8sTarget, context: Arc<Context>, feed: Arc<Feed>, name:
                 feed.state().polling = true;
                 return;
             }
-            Ended::Broke(failure) => {
+            Ended::Refused(failure) if version.is_empty() => {
+                tracing::debug!(
+                    "{name}: the API server cannot watch from now ({failure}); polling while \
+                     the object is missing"
+                );
+                feed.state().polls_missing = true;
+                feed.relist(None);
+            }
+            Ended::Refused(failure) | Ended::Broke(failure) => {
                 tracing::debug!("{name}: the watch broke: {failure}");
                 feed.relist(Some(failure));
             }
@@ -288,7 +306,7 @@ async fn once(
                 403 => return Ok(Ended::Forbidden),
                 status => {
                     let failure = format!("status {status} from the API server to the watch");
-                    return Ok(Ended::Broke(failure.into()));
+                    return Ok(Ended::Refused(failure.into()));
                 }
             }
             Ok(events(response.into_body(), reader, span, bound).await)
@@ -428,7 +446,7 @@ fn event(line: &[u8], reader: &Reader) -> Option<Ended> {
                 status.code,
                 clip(&status.message)
             );
-            return Some(Ended::Broke(failure.into()));
+            return Some(Ended::Refused(failure.into()));
         }
         other => {
             let failure = format!("unexpected watch event {}", clip(other));

@@ -90,6 +90,9 @@ pub enum Watching {
     Gone,
     /// 200, then an `ERROR` event with code 410, then the end of the stream.
     GoneEvent,
+    /// 200, then an `ERROR` event with code 500, as kube-apiserver 1.34 answers a watch from
+    /// now with bookmarks when its etcd cannot report progress; then the end of the stream.
+    Refuse,
     /// No answer at all: the connection stays open and silent.
     Stall,
     /// An event that never ends: a line of `{"type":"MODIFIED","object":{"x":"aaaa…` for as
@@ -389,7 +392,7 @@ fn watch(state: &Arc<Mutex<State>>, request: &Request<Incoming>) -> Option<Respo
     };
     // No version: from the most recent one, what exists first sent as `ADDED`.
     let from = query_value(&uri, "resourceVersion");
-    assert!(uri.contains("allowWatchBookmarks=true"), "{uri}");
+    let bookmarks = uri.contains("allowWatchBookmarks=true");
     assert!(uri.contains("timeoutSeconds="), "{uri}");
     // One object by the name field selector, or the objects a label selector matches.
     let selects = match (
@@ -436,6 +439,13 @@ fn watch(state: &Arc<Mutex<State>>, request: &Request<Incoming>) -> Option<Respo
     let plan = locked.watches.pop_front().unwrap_or(Watching::Follow);
     let now = locked.version;
     let from: Option<u64> = from.map(|v| v.parse().expect("a resourceVersion the stand-in gave"));
+    // As kube-apiserver 1.34 on an etcd that cannot report its progress: a watch from now with
+    // bookmarks is a "watch list", which it refuses.
+    let plan = match (from, bookmarks) {
+        (None, true) => Watching::Refuse,
+        (Some(_), false) => panic!("a watch from a version without bookmarks: {uri}"),
+        _ => plan,
+    };
     let watched = move |key: &Key, object: &Value| {
         (&key.0, &key.1, &key.2) == (&prefix, &resource, &namespace)
             && match &selects {
@@ -485,6 +495,15 @@ fn watch(state: &Arc<Mutex<State>>, request: &Request<Incoming>) -> Option<Respo
             Watching::GoneEvent => {
                 let _ = lines
                     .send(line(json!({"type": "ERROR", "object": gone()})))
+                    .await;
+                return;
+            }
+            Watching::Refuse => {
+                let message = "a watch stream was requested by the client but the required \
+                               storage feature RequestWatchProgress is disabled";
+                let error = status(500, "InternalError", message, json!(null));
+                let _ = lines
+                    .send(line(json!({"type": "ERROR", "object": error})))
                     .await;
                 return;
             }

@@ -9,6 +9,7 @@
 # case: wait-for-migration-job failed migration_failed
 # case: wait-for-migration-job forbidden migration_forbidden
 # case: wait-for-migration-job watch migration_watch
+# case: wait-for-migration-job missing migration_missing
 # case: wait-for-migration-job get-only migration_get_only
 
 # The example's objects of KIND ... into NS.
@@ -117,11 +118,7 @@ migration_forbidden() {
 migration_watch() {
   local ns="$1" binary account="$CASE_DIR/account" round pid patch patched ended ms all=() from_start=()
   migration_create "$ns" ServiceAccount Role RoleBinding
-  binary="$("$ROOT/images/static-build.sh" 2>/dev/null | tail -n 1)"
-  mkdir -p "$account"
-  k -n "$ns" create token web --duration 1h >"$account/token"
-  cp "$CLUSTER/pki/ca.crt" "$account/ca.crt"
-  printf '%s' "$ns" >"$account/namespace"
+  binary="$(migration_on_host "$ns")"
   for round in 1 2 3 4 5 6 7; do
     local end=$((SECONDS + 30))
     until (($(open_watches jobs) == 0)); do
@@ -157,6 +154,53 @@ migration_watch() {
   done
   median() { printf '%s\n' "$@" | sort -n | sed -n 4p; }
   echo "watch: exit $(median "${all[@]}") ms (median of ${all[*]}) after kubectl patch returned, $(median "${from_start[@]}") ms (of ${from_start[*]}) after it started"
+}
+
+# The example's ServiceAccount as the kubelet mounts it (a token, the cluster's CA, the
+# namespace) in $CASE_DIR/account, for readygate run on the host; prints readygate's static
+# binary.
+migration_on_host() {
+  local ns="$1" account="$CASE_DIR/account"
+  mkdir -p "$account"
+  k -n "$ns" create token web --duration 1h >"$account/token"
+  cp "$CLUSTER/pki/ca.crt" "$account/ca.crt"
+  printf '%s' "$ns" >"$account/namespace"
+  "$ROOT/images/static-build.sh" 2>/dev/null | tail -n 1
+}
+
+# A Job that does not exist yet is watched all the same: a watch without a resourceVersion,
+# which the example's Role allows through resourceNames (the watch's name field selector).
+# readygate says the Job is missing while the API server counts its watch open, then sees the
+# Job created and completed through that watch.
+migration_missing() {
+  local ns="$1" binary pid patched ended ms log="$CASE_DIR/wait.log"
+  migration_create "$ns" ServiceAccount Role RoleBinding
+  binary="$(migration_on_host "$ns")"
+  local end=$((SECONDS + 30))
+  until (($(open_watches jobs) == 0)); do
+    ((SECONDS < end)) || fail "another watch of jobs is still open after 30 s"
+    sleep 0.1
+  done
+  KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT="$API_PORT" \
+    READYGATE_K8S_SERVICEACCOUNT_DIR="$CASE_DIR/account" \
+    "$binary" wait -v --timeout 60s k8s://job/db-migrate 2>"$log" &
+  pid=$!
+  end=$((SECONDS + 30))
+  until grep -q "no job db-migrate in $ns (yet)" "$log" && (($(open_watches jobs) == 1)); do
+    kill -0 "$pid" 2>/dev/null || fail "readygate ended before the Job existed: $(tail -n 3 "$log")"
+    ((SECONDS < end)) || fail "no watch open on the missing Job within 30 s: $(tail -n 3 "$log")"
+    sleep 0.05
+  done
+  migration_create "$ns" Job
+  migration_finish_job "$ns" Complete
+  patched=$(date +%s%N)
+  wait "$pid" || fail "readygate did not exit 0: $(tail -n 3 "$log")"
+  ended=$(date +%s%N)
+  ! grep -q 'grant watch' "$log" || fail "the Role did not let readygate watch the missing Job: $(grep 'grant watch' "$log")"
+  ms=$(((ended - patched) / 1000000))
+  # Polling would see it up to 5 s late; a loaded machine still answers within 2 s.
+  ((ms <= 2000)) || fail "readygate exited $ms ms after the Job completed (over 2 s)"
+  echo "missing Job: watched while absent, exit $ms ms after kubectl patch returned"
 }
 
 # A Role that grants get but not watch (as before readygate watched): the watch's 403 turns
