@@ -77,11 +77,7 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
         biased;
         Some(usage) = &mut looks, if !looked => return usage,
         report = engine::run(checks, &names, &plan.schedules, &plan.policy) => report,
-        signal = signals.next() => {
-            let status = Exit::Signal(signal).code();
-            tracing::warn!(event = "signal", status, "stopped by signal {signal} before readiness");
-            return Exit::Signal(signal);
-        }
+        signal = signals.next() => return stopped(signal, "before readiness"),
         usage = touch_folder(plan) => return usage,
     };
     if report.ready {
@@ -100,13 +96,7 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
             Ok(written) => written.map_err(|e| describe_io(&e)),
             Err(Stop::Failed(failure)) => Err(failure.to_string()),
             Err(Stop::Signal(signal)) => {
-                let status = Exit::Signal(signal).code();
-                tracing::warn!(
-                    event = "signal",
-                    status,
-                    "stopped by signal {signal} while writing the --termination-log"
-                );
-                return Exit::Signal(signal);
+                return stopped(signal, "while writing the --termination-log")
             }
         };
         match written {
@@ -221,15 +211,7 @@ async fn ready(plan: &Plan, signals: &mut Terminations) -> Exit {
             Err(Stop::Failed(failure)) => {
                 Err(format!("cannot create --touch file {shown}: {failure}"))
             }
-            Err(Stop::Signal(signal)) => {
-                let status = Exit::Signal(signal).code();
-                tracing::warn!(
-                    event = "signal",
-                    status,
-                    "stopped by signal {signal} while creating the --touch file"
-                );
-                return Exit::Signal(signal);
-            }
+            Err(Stop::Signal(signal)) => return stopped(signal, "while creating the --touch file"),
         };
         if let Err(reason) = touched {
             tracing::error!(event = "touch", status = Exit::NotReady.code(), "{reason}");
@@ -240,13 +222,7 @@ async fn ready(plan: &Plan, signals: &mut Terminations) -> Exit {
         return Exit::Ready;
     }
     if let Some(signal) = signals.arrived().await {
-        let status = Exit::Signal(signal).code();
-        tracing::warn!(
-            event = "signal",
-            status,
-            "stopped by signal {signal} before running the command"
-        );
-        return Exit::Signal(signal);
+        return stopped(signal, "before running the command");
     }
     // exec looks COMMAND up on the runtime's thread: the look-up runs first off it, so that a
     // dead mount on its path (or in PATH) is found within one attempt's time, and the exec's
@@ -265,18 +241,22 @@ async fn ready(plan: &Plan, signals: &mut Terminations) -> Exit {
             let why = failure.to_string();
             return crate::process::exec::say_cannot_run(&shown, why, Exit::CannotExecute);
         }
-        Err(Stop::Signal(signal)) => {
-            let status = Exit::Signal(signal).code();
-            tracing::warn!(
-                event = "signal",
-                status,
-                "stopped by signal {signal} while looking up the command"
-            );
-            return Exit::Signal(signal);
-        }
+        Err(Stop::Signal(signal)) => return stopped(signal, "while looking up the command"),
     }
     match &plan.on_exit {
         Some(url) => crate::process::supervise::supervise(&plan.command, url, signals).await,
         None => crate::process::exec::exec(&plan.command),
     }
+}
+
+/// Says that a terminating signal ended the run `when` ("before …", "while …") and gives its
+/// exit status.
+pub(crate) fn stopped(signal: i32, when: &str) -> Exit {
+    let status = Exit::Signal(signal).code();
+    tracing::warn!(
+        event = "signal",
+        status,
+        "stopped by signal {signal} {when}"
+    );
+    Exit::Signal(signal)
 }

@@ -87,13 +87,7 @@ pub async fn run(args: Legacy, mut signals: Terminations) -> Result<Exit, Exit> 
 
 /// A terminating signal ended the wait.
 fn stopped(signal: i32) -> Exit {
-    let status = Exit::Signal(signal).code();
-    tracing::warn!(
-        event = "signal",
-        status,
-        "stopped by signal {signal} while waiting for the native sidecar"
-    );
-    Exit::Signal(signal)
+    crate::run::stopped(signal, "while waiting for the native sidecar")
 }
 
 /// The native copy runs the sidecar: this container has nothing left to do.

@@ -59,14 +59,6 @@ async fn off_thread<T: Send + 'static>(
             "state file {}: {failure}",
             path.display()
         ))),
-        Err(Stop::Signal(signal)) => {
-            let status = Exit::Signal(signal).code();
-            tracing::warn!(
-                event = "signal",
-                status,
-                "stopped by signal {signal} at the state file"
-            );
-            Err(Exit::Signal(signal))
-        }
+        Err(Stop::Signal(signal)) => Err(crate::run::stopped(signal, "at the state file")),
     }
 }
