@@ -54,7 +54,8 @@ struct State {
     watching: bool,
     /// The watch was refused (403): GETs only, as before watches.
     polling: bool,
-    /// The server refused a watch from now: a missing object is polled until it exists.
+    /// A watch from now failed (a server that cannot serve one): a missing object is polled
+    /// until it exists.
     polls_missing: bool,
     /// Where the watch starts or resumes; `None`: a GET is due first; empty: from now (the
     /// GET found no such object).
@@ -264,7 +265,9 @@ async fn follow(target: K8sTarget, context: Arc<Context>, feed: Arc<Feed>, name:
                 feed.state().polling = true;
                 return;
             }
-            Ended::Refused(failure) if version.is_empty() => {
+            // Refused, or no head in time: the server waits for its cache to be fresh first,
+            // which without etcd's progress reports lasts until the next change (or 3 s).
+            Ended::Refused(failure) | Ended::Broke(failure) if version.is_empty() => {
                 tracing::debug!(
                     "{name}: the API server cannot watch from now ({failure}); polling while \
                      the object is missing"
