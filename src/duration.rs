@@ -41,7 +41,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// A duration rounded for people: `1.5s`, `250ms`.
 pub fn humanize(duration: Duration) -> String {
-    if duration >= Duration::from_secs(1) {
+    // From 995 ms on, as seconds rounded to a tenth: a 1 s attempt clipped by a millisecond
+    // to fit its deadline reads `1.0s`, not `999ms`.
+    if duration >= Duration::from_millis(995) {
         format!("{:.1}s", duration.as_secs_f64())
     } else {
         format!("{}ms", duration.as_millis())
@@ -51,6 +53,14 @@ pub fn humanize(duration: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn humanized_as_written_in_messages() {
+        assert_eq!(humanize(Duration::from_millis(300)), "300ms");
+        assert_eq!(humanize(Duration::from_millis(994)), "994ms");
+        assert_eq!(humanize(Duration::from_millis(999)), "1.0s");
+        assert_eq!(humanize(Duration::from_millis(2500)), "2.5s");
+    }
 
     #[test]
     fn bare_numbers_are_seconds() {

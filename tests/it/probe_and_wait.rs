@@ -136,3 +136,15 @@ fn an_unknown_name_is_not_ready_rather_than_a_usage_error() {
         .expect_code(1)
         .expect_stdout("no such host no-such-host.invalid");
 }
+
+#[test]
+fn probe_of_a_silent_server_says_its_one_second_as_a_person_would() {
+    // Accepted in the backlog, never answered: the attempt runs to probe's 1 s deadline, which
+    // it reaches a millisecond or so after it started.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/ready", silent.local_addr().unwrap());
+    readygate(["probe", &url])
+        .outcome()
+        .expect_code(1)
+        .expect_stdout(&format!("{url}: no response within 1.0s\n"));
+}
