@@ -5,7 +5,8 @@
 # aarch64-unknown-linux-gnu (x86_64/amd64 and aarch64/arm64 too); by default
 # READYGATE_STATIC_TARGET, else this machine's architecture.
 # READYGATE_AUDITABLE=1 builds with `cargo auditable` (the dependency list embedded in the
-# binary, for scanners; scripts/release.sh installs it).
+# binary, for scanners), installed from crates.io when missing; .ci/run and scripts/release.sh
+# set it, so that CI builds each target once and the release reuses that build.
 #
 # Static glibc: `+crt-static` on an explicit `--target`, so the flag reaches only readygate and
 # its dependencies, never build scripts or proc-macros (which run on the build host).
@@ -86,11 +87,34 @@ case "$target" in
 esac
 export CARGO_TARGET_DIR="$target_dir"
 unset RUSTFLAGS
+# Build scripts (ring's, through cc) rerun when any of these changes, and with them ring,
+# rustls and the LTO link: a caller under `cargo test` (static_root) hands on its package's
+# CARGO_* and OUT_DIR, release.sh its SOURCE_DATE_EPOCH. The binary depends on none of them.
+for name in $(compgen -e); do
+  case "$name" in
+    CARGO_PKG_* | CARGO_MANIFEST_* | CARGO_BIN_* | CARGO_CRATE_NAME | CARGO_PRIMARY_PACKAGE | \
+      CARGO_TARGET_TMPDIR | CARGO_RUSTC_CURRENT_DIR | OUT_DIR | SOURCE_DATE_EPOCH) unset "$name" ;;
+  esac
+done
+# build.rs reruns when READYGATE_COMMIT changes, and `cargo test` hands on the one its own build
+# saw: in a checkout, HEAD's (what build.rs would read), so that every caller agrees; without
+# .git (images/Dockerfile's context), the caller's.
+if commit="$(git rev-parse HEAD 2>/dev/null)"; then
+  export READYGATE_COMMIT="$commit"
+fi
 CARGO_ENCODED_RUSTFLAGS="$(IFS=$'\x1f'; echo "${rustflags[*]}")"
 export CARGO_ENCODED_RUSTFLAGS
 
 build=(build)
-[[ "${READYGATE_AUDITABLE:-}" == 1 ]] && build=(auditable build)
+if [[ "${READYGATE_AUDITABLE:-}" == 1 ]]; then
+  build=(auditable build)
+  if ! cargo auditable --version >/dev/null 2>&1; then
+    installing=$SECONDS
+    # --debug: a release build of the tool costs minutes of CPU a cold CI pays; it runs briefly.
+    (unset CARGO_TARGET_DIR CARGO_ENCODED_RUSTFLAGS RUSTC; cargo install cargo-auditable --locked --quiet --debug) 1>&2
+    echo "static-build: installed cargo-auditable in $((SECONDS - installing)) s" >&2
+  fi
+fi
 "${cargo[@]}" "${build[@]}" --release --locked --target "$target" 1>&2
 
 binary="$target_dir/$target/release/readygate"

@@ -7,8 +7,9 @@
 # SOURCE_DATE_EPOCH (default: the commit's time) for every mtime, sorted entries, owner 0,
 # fixed modes, gzip -n. .github/workflows/release.yml runs this on a tag.
 # Usage, as root: scripts/release.sh VERSION   (VERSION must be Cargo.toml's)
-# Installs cargo-auditable and cargo-cyclonedx from crates.io when missing, the aarch64 build's
-# packages (scripts/install-arm64-deps.sh) and podman/buildah (scripts/install-container-deps.sh).
+# Installs cargo-cyclonedx (and, through static-build.sh, cargo-auditable) from crates.io when
+# missing, the aarch64 build's packages (scripts/install-arm64-deps.sh) and podman/buildah
+# (scripts/install-container-deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
@@ -22,19 +23,18 @@ fi
 dist="${READYGATE_DIST:-$PWD/dist}"
 commit="$(git rev-parse HEAD)"
 export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct HEAD)}"
-# The binaries in the tarballs and in the images are one build, with the dependency list.
+# The binaries in the tarballs and in the images are one build, with the dependency list (CI
+# sets this for every static build, so that the release reuses the ones its checks ran).
 export READYGATE_AUDITABLE=1
 
 scripts/install-arm64-deps.sh
 scripts/install-container-deps.sh
-for tool in auditable cyclonedx; do
-  if ! cargo "$tool" --version >/dev/null 2>&1; then
-    installing=$SECONDS
-    # --debug: a release build of these tools costs minutes of CPU a cold CI pays; they run once.
-    cargo install "cargo-$tool" --locked --quiet --debug
-    echo "release: installed cargo-$tool in $((SECONDS - installing)) s"
-  fi
-done
+if ! cargo cyclonedx --version >/dev/null 2>&1; then
+  installing=$SECONDS
+  # --debug: a release build of the tool costs minutes of CPU a cold CI pays; it runs once.
+  cargo install cargo-cyclonedx --locked --quiet --debug
+  echo "release: installed cargo-cyclonedx in $((SECONDS - installing)) s"
+fi
 
 rm -rf "$dist"
 mkdir -p "$dist"
