@@ -106,6 +106,6 @@ provide_image() {
     full="docker.io/$reference"
   fi
   [[ "$full" == "$local_ref" ]] && return 0
-  kctr images rm "$full" >/dev/null 2>&1 || true
-  kctr images tag "$local_ref" "$full" >/dev/null
+  # --force, not rm then tag: cases in other lanes may be starting a pod with this name now.
+  kctr images tag --force "$local_ref" "$full" >/dev/null
 }

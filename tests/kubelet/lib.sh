@@ -48,8 +48,13 @@ pod_from() {
     | .spec.initContainers = [(.spec.initContainers // [])[] | .imagePullPolicy = "Never"]
     | .spec.containers = [.spec.containers[] | .imagePullPolicy = "Never"]
     | if .spec.initContainers == [] then del(.spec.initContainers) else . end' |
-    jq -c "$jq_change"
+    jq -c --argjson idle "$IDLE" "$jq_change"
 }
+
+# The command of a container that a failure path silences ($idle in pod_from's JQ): it listens
+# on nothing and stops at SIGTERM. busybox's sleep as PID 1 ignores SIGTERM, so the kubelet
+# waited out the 30 s grace period at every activeDeadlineSeconds or failed hook.
+IDLE='["sh", "-c", "trap \"exit 143\" TERM; sleep 3600 & wait"]'
 
 # Creates POD_JSON in NS, after tagging the images it names.
 create_pod() {
@@ -94,6 +99,35 @@ wait_event() {
     ((SECONDS < end)) || fail "no $reason event containing '$text' for $name (within ${seconds}s); events: $(events "$ns" "$name" "$reason" | head -n 3)"
     sleep 0.5
   done
+}
+
+# Waits up to SECONDS until pod NS/NAME is Ready; fails the case with WHY (or that it did not).
+wait_ready() {
+  wait_pod "$1" "$2" '.status.conditions[]? | select(.type == "Ready") | .status == "True"' "$3" \
+    "${4:-the pod did not become Ready}"
+}
+
+# Waits up to SECONDS until the log of container C of pod NS/NAME holds TEXT; fails the case
+# with WHY and the log's last lines if not.
+wait_log() {
+  local ns="$1" name="$2" c="$3" text="$4" seconds="$5" why="$6"
+  local end=$((SECONDS + seconds))
+  until k -n "$ns" logs "$name" -c "$c" 2>/dev/null | grep -qF "$text"; do
+    ((SECONDS < end)) || fail "$why (within ${seconds}s): $(k -n "$ns" logs "$name" -c "$c" 2>&1 | tail -n 3)"
+    sleep 0.5
+  done
+}
+
+# Waits up to SECONDS until container C of pod NS/NAME has ended once and been restarted (its
+# last state), requires that it exited 1 (readygate's deadline) and prints that state's JSON.
+last_exit_1() {
+  local ns="$1" name="$2" c="$3" seconds="$4" last
+  wait_pod "$ns" "$name" "[(.status.initContainerStatuses // [])[], (.status.containerStatuses // [])[]]
+    | .[] | select(.name == \"$c\") | .lastState.terminated" "$seconds" "$c did not end at readygate's deadline"
+  last="$(pod_json "$ns" "$name" | status_of "$c" | jq -c .lastState.terminated)"
+  echo "$c's last state: $last" >&2
+  jq -e '.exitCode == 1' <<<"$last" >/dev/null || fail "$c did not exit 1: $last"
+  printf '%s' "$last"
 }
 
 # A container's status (init or regular) in pod JSON, by name.

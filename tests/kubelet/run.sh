@@ -33,9 +33,18 @@ source "$HERE/images.sh"
 source "$HERE/lib.sh"
 export ROOT HERE KUBE_BIN CLUSTER
 
+# Stops PID and every process below it, deepest first.
+stop_tree() {
+  local child
+  for child in $(pgrep -P "$1"); do stop_tree "$child"; done
+  kill -TERM "$1" 2>/dev/null
+}
+
+lane_pids=()
 finish() {
   local status=$?
   set +e
+  for pid in "${lane_pids[@]}"; do stop_tree "$pid"; done
   if ((status != 0)) || [[ -n "${KEEP_LOGS:-}" ]]; then
     echo "kubelet: logs of the cluster are kept in $CLUSTER/*.log" >&2
     cluster_down
@@ -57,20 +66,18 @@ start_kubelet
 # pod here uses the host's, which the kubelet runs all the same.
 echo "kubelet: node localhost up after $((SECONDS - started)) s ($("$KUBE_BIN/kubectl" version -o json | jq -r .serverVersion.gitVersion), $(containerd --version | awk '{print $3}'))"
 
-failed=0 ran=0
 for case_file in "$HERE"/cases/*.sh; do
   source "$case_file"
 done
-# Each case: NAME PATH FUNCTION, in the order run.
-while read -r example path function; do
-  [[ -z "$example" || "$example" == \#* ]] && continue
-  [[ -n "$pattern" && "$example $path" != *$pattern* ]] && continue
+
+# Runs one case (EXAMPLE PATH FUNCTION) in a namespace of its own, prints its line and stops
+# its pods; returns non-zero when it failed.
+run_case() {
+  local example="$1" path="$2" function="$3" ns status case_start=$SECONDS
   CASE_DIR="$CLUSTER/cases/$example-$path"
   mkdir -p "$CASE_DIR"
   ns="$(echo "$example-$path" | cut -c1-63)"
   make_namespace "$ns"
-  case_start=$SECONDS
-  ran=$((ran + 1))
   # Not in an `if`: there bash would ignore set -e inside the case.
   set +e
   (set -euo pipefail; shopt -s inherit_errexit; "$function" "$ns") >"$CASE_DIR/log" 2>&1
@@ -79,12 +86,71 @@ while read -r example path function; do
   if ((status == 0)); then
     printf 'ok    %-36s %-10s %3ss  %s\n' "$example" "$path" "$((SECONDS - case_start))" "$(tail -n 1 "$CASE_DIR/log")"
   else
-    failed=$((failed + 1))
     printf 'FAIL  %-36s %-10s %3ss  %s\n' "$example" "$path" "$((SECONDS - case_start))" "$(cat "$CASE_DIR/why" 2>/dev/null || tail -n 3 "$CASE_DIR/log")"
-    KEEP_LOGS=1
   fi
   delete_pods "$ns"
-done < <(sed -n 's/^# case: //p' "$HERE"/cases/*.sh)
+  return "$status"
+}
 
-echo "kubelet: $((ran - failed)) of $ran cases behaved, in $((SECONDS - started)) s in all"
+# Lanes: every pod uses the host's network, so the case files whose pods use one host port
+# (`# host ports:`) share a lane and run one case at a time; the lanes run at once. Files that
+# name no port share one lane too: the API server's gauges of open watches that they read count
+# the whole cluster's.
+files=("$HERE"/cases/*.sh)
+declare -A ports lane
+for file in "${files[@]}"; do
+  ports[$file]=" $(sed -n 's/^# host ports: //p' "$file") "
+  lane[$file]="$file"
+  [[ -z "${ports[$file]// /}" ]] && lane[$file]=api
+done
+merged=1
+while ((merged)); do
+  merged=0
+  for a in "${files[@]}"; do
+    for b in "${files[@]}"; do
+      [[ "${lane[$a]}" < "${lane[$b]}" ]] || continue
+      for port in ${ports[$a]}; do
+        if [[ "${ports[$b]}" == *" $port "* ]]; then
+          old="${lane[$b]}"
+          for c in "${files[@]}"; do [[ "${lane[$c]}" == "$old" ]] && lane[$c]="${lane[$a]}"; done
+          merged=1
+          break
+        fi
+      done
+    done
+  done
+done
+
+# Each lane in the background, its cases in file order; its count of failed cases in a file.
+mkdir -p "$CLUSTER/lanes"
+lane_pids=()
+ran=0 n=0
+for name in $(printf '%s\n' "${lane[@]}" | sort -u); do
+  cases=()
+  for file in "${files[@]}"; do
+    [[ "${lane[$file]}" == "$name" ]] || continue
+    while read -r example path function; do
+      [[ -n "$pattern" && "$example $path" != *$pattern* ]] && continue
+      cases+=("$example $path $function")
+    done < <(sed -n 's/^# case: //p' "$file")
+  done
+  ((${#cases[@]})) || continue
+  ran=$((ran + ${#cases[@]})) n=$((n + 1))
+  (
+    lane_failed=0
+    for one in "${cases[@]}"; do
+      # shellcheck disable=SC2086 # three words: EXAMPLE PATH FUNCTION
+      run_case $one || lane_failed=$((lane_failed + 1))
+    done
+    echo "$lane_failed" >"$CLUSTER/lanes/$n"
+  ) &
+  lane_pids+=($!)
+done
+wait "${lane_pids[@]}"
+lane_pids=()
+failed=0
+for count in "$CLUSTER"/lanes/*; do failed=$((failed + $(cat "$count"))); done
+((failed == 0)) || KEEP_LOGS=1
+
+echo "kubelet: $((ran - failed)) of $ran cases behaved ($n lanes at once), in $((SECONDS - started)) s in all"
 ((ran > 0 && failed == 0))

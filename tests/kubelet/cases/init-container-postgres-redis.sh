@@ -1,5 +1,6 @@
 # examples/init-container-postgres-redis.yaml: the init container waits until PostgreSQL and
 # Redis serve (57P03 and -LOADING are not ready), then the app starts.
+# host ports: 5432 6379
 # case: init-container-postgres-redis happy pg_redis_happy
 # case: init-container-postgres-redis failure pg_redis_failure
 
@@ -14,8 +15,7 @@ pg_redis_happy() {
   standin_pod "$ns" db "$TEST_REPO/postgres:latest"
   standin_pod "$ns" cache "$TEST_REPO/redis:latest" \
     "$(jq -cn --arg p "$PG_REDIS_PASSWORD" '[{name: "REDIS_PASSWORD", value: $p}]')"
-  wait_pod "$ns" web '.status.conditions[]? | select(.type == "Ready") | .status == "True"' 60 \
-    "the pod did not become Ready"
+  wait_ready "$ns" web 60
   json="$(pod_json "$ns" web)"
   status_of wait-for-db-and-cache <<<"$json" | jq -e '.state.terminated.exitCode == 0 and .restartCount == 0' >/dev/null ||
     fail "the init container did not exit 0 at its first run: $(pod_summary "$ns" web)"
@@ -35,11 +35,7 @@ pg_redis_failure() {
   pod="$(pod_from init-container-postgres-redis.yaml web '
     .spec.initContainers[0].command |= (.[index("--timeout") + 1] = "5s")')"
   create_pod "$ns" "$pod"
-  wait_pod "$ns" web '.status.initContainerStatuses[0].lastState.terminated' 60 \
-    "the init container did not end at its deadline"
-  last="$(pod_json "$ns" web | status_of wait-for-db-and-cache | jq -c .lastState.terminated)"
-  echo "init's last state: $last" >&2
-  jq -e '.exitCode == 1' <<<"$last" >/dev/null || fail "the init container did not exit 1: $last"
+  last="$(last_exit_1 "$ns" web wait-for-db-and-cache 60)"
   jq -e '.message // "" | contains("@db.default.svc:5432/orders: ") and contains("@cache.default.svc:6379: ")' <<<"$last" >/dev/null ||
     fail "the init container's last state does not name both targets: $last"
   ! grep -qF "$PG_REDIS_PASSWORD" <<<"$last" || fail "the Redis password reached the termination message"

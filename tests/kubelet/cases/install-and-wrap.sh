@@ -1,5 +1,6 @@
 # examples/install-and-wrap.yaml: readygate installs itself into an emptyDir, then wraps the
 # app's command: /app/server runs once the database accepts connections.
+# host ports: 5432
 # case: install-and-wrap happy wrap_happy
 # case: install-and-wrap failure wrap_failure
 
@@ -7,14 +8,9 @@ wrap_happy() {
   local ns="$1" pod json
   pod="$(pod_from install-and-wrap.yaml web)"
   create_pod "$ns" "$pod"
-  wait_pod "$ns" web '.status.conditions[]? | select(.type == "Ready") | .status == "True"' 60 \
-    "the pod did not become Ready"
+  wait_ready "$ns" web 60
   # Ready comes before /app/server runs (no readinessProbe): wait for the server's own line.
-  local end=$((SECONDS + 30))
-  until k -n "$ns" logs web -c app | grep -q "app: started"; do
-    ((SECONDS < end)) || fail "/app/server did not start: $(k -n "$ns" logs web -c app)"
-    sleep 0.5
-  done
+  wait_log "$ns" web app "app: started" 30 "/app/server did not start"
   k -n "$ns" logs web -c app | grep -q "app: started; the database listens on port 5432" ||
     fail "the app started before its database listened: $(k -n "$ns" logs web -c app)"
   json="$(pod_json "$ns" web)"
@@ -27,18 +23,14 @@ wrap_failure() {
   local ns="$1" pod last
   # The database never listens; readygate's deadline cut from 2 m to 5 s.
   pod="$(pod_from install-and-wrap.yaml web '
-    (.spec.containers[] | select(.name == "db")) |= (.command = ["sleep", "3600"])
+    (.spec.containers[] | select(.name == "db")) |= (.command = $idle)
     | (.spec.containers[] | select(.name == "app")) |= (.command |= (.[index("--timeout") + 1] = "5s"))')"
   create_pod "$ns" "$pod"
   # With no readinessProbe the pod is Ready while readygate still waits (as the example says).
-  wait_pod "$ns" web '.status.conditions[]? | select(.type == "Ready") | .status == "True"' 30 \
+  wait_ready "$ns" web 30 \
     "the pod did not become Ready while readygate waited"
   ! k -n "$ns" logs web -c app | grep -q "app: started" || fail "/app/server ran without its database"
-  wait_pod "$ns" web '.status.containerStatuses[] | select(.name == "app") | .lastState.terminated' 60 \
-    "the app did not end at readygate's deadline"
-  last="$(pod_json "$ns" web | status_of app | jq -c .lastState.terminated)"
-  echo "app's last state: $last" >&2
-  jq -e '.exitCode == 1' <<<"$last" >/dev/null || fail "the app did not exit 1: $last"
+  last="$(last_exit_1 "$ns" web app 60)"
   jq -e '.message // "" | contains("tcp://127.0.0.1:5432: connection refused")' <<<"$last" >/dev/null ||
     fail "the app's last state does not carry readygate's reason: $last"
   ! k -n "$ns" logs web -c app --previous | grep -q "app: started" || fail "/app/server ran without its database"

@@ -1,5 +1,6 @@
 # examples/job-legacy-sidecar-on-exit.yaml: `wait --on-exit` stops the old-style sidecar when
 # the work ends, so the pod completes. (No Job controller here: the case runs the Job's pod.)
+# host ports: 9901
 # case: job-legacy-sidecar-on-exit happy job_legacy_happy
 # case: job-legacy-sidecar-on-exit failure job_legacy_failure
 
@@ -26,7 +27,7 @@ job_legacy_failure() {
   # envoy's admin port never listens; readygate's deadline is cut from 60 s to 5 s and the
   # pod's (activeDeadlineSeconds) to 25 s.
   pod="$(pod_from job-legacy-sidecar-on-exit.yaml job-legacy-1 '
-    (.spec.containers[] | select(.name == "envoy")) |= (.command = ["sleep", "3600"] | del(.args))
+    (.spec.containers[] | select(.name == "envoy")) |= (.command = $idle | del(.args))
     | (.spec.containers[] | select(.name == "work")) |= (.command |= map(if . == "60s" then "5s" else . end))
     | .spec.activeDeadlineSeconds = 25')"
   create_pod "$ns" "$pod"

@@ -1,6 +1,7 @@
 # examples/job-native-sidecar.yaml: the Job's pod completes although its sidecar runs forever.
 # The Job controller does not run here: the case runs the Job's pod as the controller would,
 # and checks what the kubelet decides, the pod's phase.
+# host ports: 9901
 # case: job-native-sidecar happy job_native_happy
 # case: job-native-sidecar failure job_native_failure
 
@@ -21,7 +22,7 @@ job_native_failure() {
   local ns="$1" pod
   # envoy never gets ready; the pod's deadline (activeDeadlineSeconds) is cut to 20 s.
   pod="$(pod_from job-native-sidecar.yaml job-native-sidecar-1 '
-    (.spec.initContainers[] | select(.name == "envoy")) |= (.command = ["sleep", "3600"] | del(.args))
+    (.spec.initContainers[] | select(.name == "envoy")) |= (.command = $idle | del(.args))
     | .spec.activeDeadlineSeconds = 20')"
   create_pod "$ns" "$pod"
   wait_event "$ns" job-native-sidecar-1 Unhealthy "http://127.0.0.1:9901/ready: connection refused" 30 >/dev/null

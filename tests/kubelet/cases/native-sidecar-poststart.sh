@@ -1,5 +1,6 @@
 # examples/native-sidecar-poststart.yaml: the sidecar's postStart hook (readygate wait) holds
 # the app until nginx answers; past its deadline the hook fails and the kubelet restarts it.
+# host ports: 80
 # case: native-sidecar-poststart happy poststart_happy
 # case: native-sidecar-poststart failure poststart_failure
 
@@ -7,8 +8,7 @@ poststart_happy() {
   local ns="$1" pod json
   pod="$(pod_from native-sidecar-poststart.yaml web)"
   create_pod "$ns" "$pod"
-  wait_pod "$ns" web '.status.conditions[]? | select(.type == "Ready") | .status == "True"' 60 \
-    "the pod did not become Ready"
+  wait_ready "$ns" web 60
   k -n "$ns" logs web -c app | grep -q "proxy served before app started" ||
     fail "the app did not find the proxy serving when it started"
   json="$(pod_json "$ns" web)"
@@ -23,7 +23,7 @@ poststart_failure() {
   # nginx never serves; the hook's deadline is cut from 60 s to 3 s to see it pass.
   pod="$(pod_from native-sidecar-poststart.yaml web '
     (.spec.initContainers[] | select(.name == "proxy")) |= (
-      .command = ["sleep", "3600"]
+      .command = $idle
       | .lifecycle.postStart.exec.command |= map(if . == "60s" then "3s" else . end))')"
   create_pod "$ns" "$pod"
   # The events say only "PostStartHook failed"; readygate's reason is in the container's

@@ -2,6 +2,7 @@
 # readinessProbe (httpGet on port 9090) makes the pod Ready only while the database answers.
 # On the host's network the kubelet's httpGet goes to the node's own address, which must
 # route locally (checked).
+# host ports: 5432 9090
 # case: native-sidecar-serve happy serve_happy
 # case: native-sidecar-serve failure serve_failure
 
@@ -20,7 +21,7 @@ serve_happy() {
   # Not Ready while the database is missing; then it starts (57P03 once, then answers).
   wait_event "$ns" web Unhealthy "Readiness probe failed" 40 >/dev/null
   standin_pod "$ns" db "$TEST_REPO/postgres:latest"
-  wait_pod "$ns" web '.status.conditions[]? | select(.type == "Ready") | .status == "True"' 60 \
+  wait_ready "$ns" web 60 \
     "the pod did not become Ready once the database answered"
   json="$(pod_json "$ns" web)"
   jq -e '[.status.initContainerStatuses[], .status.containerStatuses[]] | all(.restartCount == 0)' \

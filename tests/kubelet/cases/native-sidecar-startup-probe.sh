@@ -1,5 +1,6 @@
 # examples/native-sidecar-startup-probe.yaml: the sidecar's startupProbe (readygate probe)
 # holds the app until nginx answers.
+# host ports: 80
 # case: native-sidecar-startup-probe happy native_startup_happy
 # case: native-sidecar-startup-probe failure native_startup_failure
 
@@ -7,8 +8,7 @@ native_startup_happy() {
   local ns="$1" pod json
   pod="$(pod_from native-sidecar-startup-probe.yaml web)"
   create_pod "$ns" "$pod"
-  wait_pod "$ns" web '.status.conditions[]? | select(.type == "Ready") | .status == "True"' 60 \
-    "the pod did not become Ready"
+  wait_ready "$ns" web 60
   # nginx's stand-in answers 503 first: the kubelet's event carries the line probe printed.
   local event
   event="$(wait_event "$ns" web Unhealthy "http://127.0.0.1:80/: status 503" 5)"
@@ -29,7 +29,7 @@ native_startup_failure() {
   local ns="$1" pod
   # nginx never serves: the sidecar runs, but nothing listens on port 80.
   pod="$(pod_from native-sidecar-startup-probe.yaml web \
-    '(.spec.initContainers[] | select(.name == "proxy")) |= (.command = ["sleep", "3600"])')"
+    '(.spec.initContainers[] | select(.name == "proxy")) |= (.command = $idle)')"
   create_pod "$ns" "$pod"
   local event
   event="$(wait_event "$ns" web Unhealthy "connection refused" 30)"

@@ -1,5 +1,6 @@
 # examples/readiness-by-file.yaml: readygate waits for the aggregator, touches /shared/ready and
 # execs fluent-bit; the startupProbe checks the file; the app starts after it.
+# host ports: 24224
 # case: readiness-by-file happy by_file_happy
 # case: readiness-by-file failure by_file_failure
 
@@ -10,8 +11,7 @@ by_file_happy() {
   # Not ready while the aggregator is missing; then it starts.
   wait_event "$ns" web Unhealthy "file:///shared/ready" 40 >/dev/null
   standin_pod "$ns" fluentd "$TEST_REPO/fluentd:latest"
-  wait_pod "$ns" web '.status.conditions[]? | select(.type == "Ready") | .status == "True"' 60 \
-    "the pod did not become Ready"
+  wait_ready "$ns" web 60
   k -n "$ns" logs web -c log-shipper | grep -q "fluent-bit: running" || fail "fluent-bit did not run"
   k -n "$ns" logs web -c app | grep -q "the log shipper was up before this line" || fail "the app did not run"
   json="$(pod_json "$ns" web)"
@@ -28,11 +28,7 @@ by_file_failure() {
     (.spec.initContainers[] | select(.name == "log-shipper")) |= (
       .command |= (.[index("--timeout") + 1] = "5s"))')"
   create_pod "$ns" "$pod"
-  wait_pod "$ns" web '.status.initContainerStatuses[] | select(.name == "log-shipper") | .lastState.terminated' 60 \
-    "the log shipper did not end at readygate's deadline"
-  last="$(pod_json "$ns" web | status_of log-shipper | jq -c .lastState.terminated)"
-  echo "log-shipper's last state: $last" >&2
-  jq -e '.exitCode == 1' <<<"$last" >/dev/null || fail "the log shipper did not exit 1: $last"
+  last="$(last_exit_1 "$ns" web log-shipper 60)"
   jq -e '.message // "" | contains("tcp://fluentd.logging.svc.cluster.local:24224")' <<<"$last" >/dev/null ||
     fail "the log shipper's last state does not name the aggregator: $last"
   pod_json "$ns" web | status_of app | jq -e '.state.waiting' >/dev/null ||
