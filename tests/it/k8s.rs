@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use crate::support::emulated::given;
 use crate::support::kube::{self, ApiServer, JobState, OWN_NAMESPACE};
 use crate::support::run::RunExt;
 use crate::support::{readygate, TempDir};
@@ -339,7 +340,7 @@ fn a_rejected_token_is_said_and_never_shown() {
     api.put(kube::job(OWN_NAMESPACE, "migrate", JobState::Complete));
     api.accept_only("another-token");
     let out = api
-        .readygate(["wait", "-v", "-t", "300ms", "k8s://job/migrate"])
+        .readygate(["wait", "-v", "-t", &given("300ms"), "k8s://job/migrate"])
         .args(PACE)
         .outcome();
     out.expect_code(1)

@@ -4,6 +4,7 @@
 
 use serde_json::json;
 
+use crate::support::emulated::given;
 use crate::support::kube::{self, ApiServer, JobState, OWN_NAMESPACE};
 use crate::support::measure::{measured, Measured};
 use crate::support::run::RunExt;
@@ -25,7 +26,9 @@ const UNDER_THE_CAP: usize = 1_300_000;
 
 /// `probe TARGET` against `api`, measured.
 fn probe(api: &ApiServer, target: &str) -> Measured {
-    let run = measured(&mut api.readygate(["probe", "-t", "20s", target]));
+    let attempt = given("1s");
+    let args = ["probe", "-t", "20s", "--attempt-timeout", &attempt, target];
+    let run = measured(&mut api.readygate(args));
     eprintln!("bench: k8s:// answer, {target}: peak {} KiB", run.peak_kib);
     run
 }

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use crate::support::emulated::{given, time_limit};
 use crate::support::kube::{self, ApiServer, JobState, Watching, OWN_NAMESPACE};
 use crate::support::measure::measured;
 use crate::support::pod::Pod;
@@ -150,7 +151,10 @@ fn a_change_mid_wait_is_seen_through_the_watch_with_two_requests() {
         // One GET (version 4712), then one watch from it, which brought the change.
         assert_eq!(requests(&api, shape), ["get", "watch@4712"], "{shape:?}");
         // Polling at this point would come up to 2 s later; a gross-regression guard only.
-        assert!(took < Duration::from_millis(1500), "{shape:?}: {took:?}");
+        assert!(
+            took < time_limit(took, Duration::from_millis(1500)),
+            "{shape:?}: {took:?}"
+        );
         eprintln!("bench: {shape:?} watch, detection {} ms", took.as_millis());
     }
 }
@@ -169,7 +173,10 @@ fn a_missing_job_is_watched_from_now_and_its_creation_seen_at_once() {
     let took = complete(&api, Shape::Job, run);
     // The GET's 404, then one watch without a version, which brought both changes.
     assert_eq!(requests(&api, Shape::Job), ["get", "watch@now"]);
-    assert!(took < Duration::from_millis(1500), "{took:?}");
+    assert!(
+        took < time_limit(took, Duration::from_millis(1500)),
+        "{took:?}"
+    );
     eprintln!(
         "bench: missing Job watched, detection {} ms",
         took.as_millis()
@@ -295,7 +302,7 @@ fn gone_by_status_or_by_event_relists_then_watches_from_the_new_version() {
             api.wait_for_requests(4);
             let took = run.started().elapsed();
             assert!(
-                took < Duration::from_secs(4),
+                took < time_limit(took, Duration::from_secs(4)),
                 "{shape:?} {gone:?}: {took:?}"
             );
             complete(&api, shape, run);
@@ -352,12 +359,13 @@ fn a_stalled_watch_is_given_up_after_the_attempt_bound_then_relisted() {
     for shape in SHAPES {
         let api = shape.api();
         api.watches(&[Watching::Stall]);
+        let attempt = given("300ms");
         let args = [
             "wait",
             "-t",
             "20s",
             "--attempt-timeout",
-            "300ms",
+            &attempt,
             shape.url(),
         ];
         let run = Running::spawn(&mut api.readygate(args));
@@ -396,7 +404,10 @@ fn a_forbidden_watch_falls_back_to_polling_with_one_warning() {
         run.line(grant);
         api.wait_for_requests(6);
         let took = complete(&api, shape, run);
-        assert!(took < Duration::from_secs(2), "{shape:?}: {took:?}");
+        assert!(
+            took < time_limit(took, Duration::from_secs(2)),
+            "{shape:?}: {took:?}"
+        );
         let seen = requests(&api, shape);
         assert_eq!(seen[..2], ["get", "watch@4712"], "{seen:?}");
         assert!(seen[2..].iter().all(|r| r == "get"), "{seen:?}");
@@ -479,7 +490,10 @@ fn invert_waits_until_the_watched_pod_is_gone() {
     let ended = run.end();
     ended.outcome.expect_code(0);
     let took = ended.at - deleted;
-    assert!(took < Duration::from_millis(1500), "{took:?}");
+    assert!(
+        took < time_limit(took, Duration::from_millis(1500)),
+        "{took:?}"
+    );
     assert_eq!(api.seen().len(), 2, "{:?}", api.seen());
 }
 
@@ -501,7 +515,11 @@ fn invert_waits_until_every_matching_pod_is_gone() {
     api.delete("Pod", "old-2");
     let ended = run.end();
     ended.outcome.expect_code(0);
-    assert!(ended.at - deleted < Duration::from_millis(1500));
+    let took = ended.at - deleted;
+    assert!(
+        took < time_limit(took, Duration::from_millis(1500)),
+        "{took:?}"
+    );
     assert_eq!(api.seen().len(), 2, "{:?}", api.seen());
 }
 

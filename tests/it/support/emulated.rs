@@ -22,6 +22,20 @@ pub fn time_limit(elapsed: Duration, limit: Duration) -> Duration {
     limit + QEMU_ALLOWANCE
 }
 
+/// A time bound the test gives readygate itself (`-t`, `--attempt-timeout`) that a TLS
+/// handshake or a large answer must fit in: `native` itself; under qemu, where that work takes
+/// the emulator several times as long, [`QEMU_ALLOWANCE`] more, and the test is recorded.
+pub fn given(native: &str) -> String {
+    if !under_qemu() {
+        return native.to_string();
+    }
+    let bound = humantime::parse_duration(native).expect("a duration") + QEMU_ALLOWANCE;
+    skip_under_qemu(&format!(
+        "readygate was given {bound:?} where natively it has {native}"
+    ));
+    format!("{}ms", bound.as_millis())
+}
+
 /// Whether this is a foreign-architecture build run under qemu-user: scripts/arm64-tests.sh
 /// sets READYGATE_UNDER_QEMU=1; an x86_64 build never counts as emulated.
 pub fn under_qemu() -> bool {
