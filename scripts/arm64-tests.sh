@@ -55,6 +55,22 @@ status=0
 
 echo "arm64-tests: ran in $((SECONDS - ran)) s"
 grep '^test result:' "$log" | sed 's/^/arm64-tests: /' || true
+# A test that failed beside the others runs once more, alone: under the emulator, on a loaded
+# machine, a time bound is the first thing to go. It passes only if it passes then; the list
+# says which. Not when a test binary ended without its summary (a crash): that stays a failure.
+mapfile -t failed < <(sed -n 's/^test \(.*\) \.\.\. FAILED$/\1/p' "$log" | sort -u)
+summaries="$(grep -c '^test result: FAILED' "$log" || true)"
+ended="$(grep -c "process didn't exit successfully" "$log" || true)"
+if ((status != 0 && ${#failed[@]} > 0 && summaries == ended)); then
+  echo "arm64-tests: ${#failed[@]} tests failed beside the others; each runs again, alone:"
+  printf '  %s\n' "${failed[@]}"
+  rerun=$SECONDS
+  status=0
+  "${cargo[@]}" test --locked --no-fail-fast "${config[@]}" -- --exact --test-threads 1 \
+    "${failed[@]}" 2>&1 | tee "$log" || status=$?
+  echo "arm64-tests: the rerun took $((SECONDS - rerun)) s"
+  grep '^test result:' "$log" | grep -v ' 0 passed; 0 failed' | sed 's/^/arm64-tests: rerun: /' || true
+fi
 echo "arm64-tests: $(sed "s/: .*//" "$skips" | sort -u | wc -l) tests measured the emulator: a check left out under qemu, or a time bound held with its allowance:"
 sort -u "$skips" | sed 's/^/  /'
 if ((status != 0)); then
