@@ -50,7 +50,7 @@ trap 'rm -f "$skips" "$log"' EXIT
 export READYGATE_UNDER_QEMU=1 READYGATE_QEMU_SKIPS="$skips" READYGATE_STATIC_TARGET=aarch64
 ran=$SECONDS
 status=0
-"${cargo[@]}" test --locked --no-fail-fast "${config[@]}" "$@" 2>&1 | tee "$log" ||
+"${cargo[@]}" test --locked --no-fail-fast "${config[@]}" --tests "$@" 2>&1 | tee "$log" ||
   status=$?
 
 echo "arm64-tests: ran in $((SECONDS - ran)) s"
@@ -59,14 +59,14 @@ grep '^test result:' "$log" | sed 's/^/arm64-tests: /' || true
 # machine, a time bound is the first thing to go. It passes only if it passes then; the list
 # says which. Not when a test binary ended without its summary (a crash): that stays a failure.
 mapfile -t failed < <(sed -n 's/^test \(.*\) \.\.\. FAILED$/\1/p' "$log" | sort -u)
-summaries="$(grep -c '^test result: FAILED' "$log" || true)"
-ended="$(grep -c "process didn't exit successfully" "$log" || true)"
-if ((status != 0 && ${#failed[@]} > 0 && summaries == ended)); then
+binaries="$(grep -c '^ *Running ' "$log" || true)"
+summaries="$(grep -c '^test result:' "$log" || true)"
+if ((status != 0 && ${#failed[@]} > 0 && summaries == binaries)); then
   echo "arm64-tests: ${#failed[@]} tests failed beside the others; each runs again, alone:"
   printf '  %s\n' "${failed[@]}"
   rerun=$SECONDS
   status=0
-  "${cargo[@]}" test --locked --no-fail-fast "${config[@]}" -- --exact --test-threads 1 \
+  "${cargo[@]}" test --locked --no-fail-fast "${config[@]}" --tests -- --exact --test-threads 1 \
     "${failed[@]}" 2>&1 | tee "$log" || status=$?
   echo "arm64-tests: the rerun took $((SECONDS - rerun)) s"
   grep '^test result:' "$log" | grep -v ' 0 passed; 0 failed' | sed 's/^/arm64-tests: rerun: /' || true
