@@ -197,7 +197,7 @@ CONF
 
 
 cluster_up() {
-  NODE_IP="$(ip -4 -o addr show scope global | awk '{ sub("/.*", "", $4); print $4; exit }')"
+  NODE_IP="$(ip -4 -o addr show scope global | awk 'NR == 1 { sub("/.*", "", $4); print $4 }')"
   [[ -n "$NODE_IP" ]] || { echo "kubelet tests: no non-loopback IPv4 address for the node" >&2; return 1; }
   make_certs
   start_etcd

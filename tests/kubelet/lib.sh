@@ -94,7 +94,7 @@ wait_event() {
   local ns="$1" name="$2" reason="$3" text="$4" seconds="$5" found
   local end=$((SECONDS + seconds))
   while :; do
-    found="$(events "$ns" "$name" "$reason" | jq -r --arg t "$text" 'select(.message | contains($t)) | .message' | head -n 1)"
+    found="$(events "$ns" "$name" "$reason" | jq -r --arg t "$text" 'select(.message | contains($t)) | .message' | sed -n 1p)"
     [[ -n "$found" ]] && { printf '%s' "$found"; return; }
     ((SECONDS < end)) || fail "no $reason event containing '$text' for $name (within ${seconds}s); events: $(events "$ns" "$name" "$reason" | head -n 3)"
     sleep 0.5
