@@ -106,6 +106,13 @@ provide_image() {
     full="docker.io/$reference"
   fi
   [[ "$full" == "$local_ref" ]] && return 0
-  # --force, not rm then tag: cases in other lanes may be starting a pod with this name now.
-  kctr images tag --force "$local_ref" "$full" >/dev/null
+  # Once per name, one lane at a time: ctr's `tag --force` deletes then creates, so two lanes
+  # tagging one name at once fail ("already exists"), and a re-tag could take the name from a
+  # pod another lane is starting. containerd's root is this run's: a name there is ours.
+  (
+    flock 9
+    local names
+    names="$(kctr images ls -q)"
+    grep -qxF "$full" <<<"$names" || kctr images tag "$local_ref" "$full" >/dev/null
+  ) 9>"$CLUSTER/images.lock"
 }
