@@ -112,21 +112,15 @@ migration_forbidden() {
 # watches of jobs at 1: no controller watches Jobs here), patches the Job to Complete and
 # times readygate's exit from the patch's return.
 migration_watch() {
-  local ns="$1" binary account="$CASE_DIR/account" round pid patch patched ended ms all=() from_start=()
+  local ns="$1" binary round pid patch patched ended ms all=() from_start=()
   migration_create "$ns" ServiceAccount Role RoleBinding
   binary="$(migration_on_host "$ns")"
   for round in 1 2 3; do
-    local end=$((SECONDS + 30))
-    until (($(open_watches jobs) == 0)); do
-      ((SECONDS < end)) || fail "round $round: the last round's watch is still open after 30 s"
-      sleep 0.1
-    done
+    until_no_job_watch "round $round"
     migration_create "$ns" Job
-    KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT="$API_PORT" \
-      READYGATE_K8S_SERVICEACCOUNT_DIR="$account" \
-      "$binary" wait -v --timeout 60s k8s://job/db-migrate 2>"$CASE_DIR/wait-$round.log" &
+    migration_wait_on_host "$binary" "$CASE_DIR/wait-$round.log"
     pid=$!
-    end=$((SECONDS + 30))
+    local end=$((SECONDS + 30))
     until grep -q 'attempt 1: job not complete' "$CASE_DIR/wait-$round.log" &&
       (($(open_watches jobs) == 1)); do
       kill -0 "$pid" 2>/dev/null || fail "round $round: readygate ended before the Job did: $(tail -n 3 "$CASE_DIR/wait-$round.log")"
@@ -164,6 +158,24 @@ migration_on_host() {
   "$ROOT/images/static-build.sh" 2>/dev/null | tail -n 1
 }
 
+# Waits (30 s at most) until no watch of jobs is open in the cluster: the API server's gauge
+# counts every watch, an earlier round's or case's too. WHEN names the moment in the failure.
+until_no_job_watch() {
+  local end=$((SECONDS + 30))
+  until (($(open_watches jobs) == 0)); do
+    ((SECONDS < end)) || fail "$1: a watch of jobs is still open after 30 s"
+    sleep 0.1
+  done
+}
+
+# Starts BINARY's `wait -v` for the Job on the host, in the background, as the pod's service
+# account (migration_on_host), its log in LOG; $! is its PID.
+migration_wait_on_host() {
+  KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT="$API_PORT" \
+    READYGATE_K8S_SERVICEACCOUNT_DIR="$CASE_DIR/account" \
+    "$1" wait -v --timeout 60s k8s://job/db-migrate 2>"$2" &
+}
+
 # A Job that does not exist yet: readygate watches it from now (no resourceVersion), which the
 # example's Role allows through resourceNames (the watch's name field selector). An API server
 # whose etcd cannot report watch progress (RequestWatchProgress: Debian's etcd here) does not
@@ -174,16 +186,10 @@ migration_missing() {
   local ns="$1" binary pid patched ended ms how log="$CASE_DIR/wait.log"
   migration_create "$ns" ServiceAccount Role RoleBinding
   binary="$(migration_on_host "$ns")"
-  local end=$((SECONDS + 30))
-  until (($(open_watches jobs) == 0)); do
-    ((SECONDS < end)) || fail "another watch of jobs is still open after 30 s"
-    sleep 0.1
-  done
-  KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT="$API_PORT" \
-    READYGATE_K8S_SERVICEACCOUNT_DIR="$CASE_DIR/account" \
-    "$binary" wait -v --timeout 60s k8s://job/db-migrate 2>"$log" &
+  until_no_job_watch "before the wait"
+  migration_wait_on_host "$binary" "$log"
   pid=$!
-  end=$((SECONDS + 30))
+  local end=$((SECONDS + 30))
   until grep -q "no job db-migrate in $ns (yet)" "$log" &&
     { grep -q 'cannot watch from now' "$log" || (($(open_watches jobs) == 1)); }; do
     kill -0 "$pid" 2>/dev/null || fail "readygate ended before the Job existed: $(tail -n 3 "$log")"
