@@ -22,11 +22,11 @@ use crate::support::{readygate, Running, TempDir};
 /// loaded machine can stall a process for seconds.
 const SETTLE_LIMIT: Duration = Duration::from_secs(30);
 
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn examples() -> Vec<PathBuf> {
+pub(crate) fn examples() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("examples"))
         .expect("examples/ exists")
         .map(|entry| entry.unwrap().path())
@@ -41,15 +41,15 @@ fn examples() -> Vec<PathBuf> {
 
 /// One readygate command line found in a manifest, with what its container gives it.
 #[derive(Debug)]
-struct Invocation {
+pub(crate) struct Invocation {
     /// `file: container (where)`, for messages.
-    origin: String,
+    pub(crate) origin: String,
     /// argv, argv[0] being readygate.
-    argv: Vec<String>,
+    pub(crate) argv: Vec<String>,
     /// The container's `env` entries with a literal value.
-    env: Vec<(String, String)>,
+    pub(crate) env: Vec<(String, String)>,
     /// The container's volume mount paths.
-    mounts: Vec<String>,
+    pub(crate) mounts: Vec<String>,
 }
 
 fn strings(yaml: &Yaml) -> Vec<String> {
@@ -100,7 +100,7 @@ fn containers<'a>(yaml: &'a Yaml, found: &mut Vec<&'a Yaml>) {
     }
 }
 
-fn invocations(file: &Path, documents: &[Yaml]) -> Vec<Invocation> {
+pub(crate) fn invocations(file: &Path, documents: &[Yaml]) -> Vec<Invocation> {
     let name = file.file_name().unwrap().to_string_lossy().into_owned();
     let mut found = Vec::new();
     for document in documents {
@@ -156,7 +156,7 @@ fn sandboxed(arg: &str, mounts: &[String], sandbox: &Path) -> String {
 /// Runs one command line as described in the module header; its exit code, or `None` if it
 /// logged that it runs (an INFO line: its command line was accepted) before exiting, or did
 /// neither within [`SETTLE_LIMIT`].
-fn run(invocation: &Invocation, sandbox: &Path) -> (Option<i32>, String) {
+pub(crate) fn run(invocation: &Invocation, sandbox: &Path) -> (Option<i32>, String) {
     let mut args: Vec<String> = invocation.argv[1..]
         .iter()
         .map(|arg| sandboxed(arg, &invocation.mounts, sandbox))

@@ -15,6 +15,7 @@ mod expectations;
 mod fanout;
 mod file_events;
 mod grpc;
+mod guide;
 mod help_and_version;
 mod help_fits_a_screen;
 mod hostile;
