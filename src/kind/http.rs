@@ -10,8 +10,8 @@ mod retry_after;
 
 use std::future::Future;
 
-use http_body_util::{BodyExt, Empty};
-use hyper::body::{Bytes, Incoming};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
 use hyper::header::{HeaderMap, LOCATION};
 use hyper::{Request, Response, StatusCode, Uri};
 use hyper_util::rt::TokioIo;
@@ -247,15 +247,18 @@ pub async fn connect(
 /// Sends `request` as the only one over `stream` and hands the response (body unread) to
 /// `judge`. The connection is driven here, alongside `judge`, rather than spawned: no task to
 /// allocate and wake, and the socket closes when this returns, so none outlives its attempt.
-pub async fn roundtrip<T, F, J>(
+pub async fn roundtrip<T, F, J, B>(
     stream: BoxedIo,
-    mut request: Request<Empty<Bytes>>,
+    mut request: Request<B>,
     judge: J,
     at: &Attempt,
 ) -> Result<T, Failure>
 where
     J: FnOnce(Response<Incoming>) -> F,
     F: Future<Output = Result<T, Failure>>,
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let informational = informational::Guard::attach(&mut request);
     at.waiting_for("no response");

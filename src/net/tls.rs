@@ -28,7 +28,7 @@ use crate::kind::offload::Lane;
 use crate::net::transport::BoxedIo;
 use crate::redact::quoted;
 
-pub use client_cert::{read as read_identity, Identity};
+pub use client_cert::{from_pem as identity_from_pem, read as read_identity, Identity};
 
 /// A trusted root certificate, as read from a PEM bundle.
 pub type Certificate = CertificateDer<'static>;
@@ -261,6 +261,55 @@ pub fn trusting_only(roots: &[Certificate]) -> Result<Arc<ClientConfig>, Failure
     Ok(Arc::new(config))
 }
 
+/// TLS settings (ALPN `http/1.1`) for an API server named by a kubeconfig: its CA's `roots`
+/// alone when it names one, else the built-in roots; no verification with `insecure`
+/// (`insecure-skip-tls-verify`); `identity` offered as the client certificate.
+pub fn for_cluster(
+    roots: Option<&[Certificate]>,
+    insecure: bool,
+    identity: Option<&Identity>,
+) -> Result<Arc<ClientConfig>, Failure> {
+    let store = match roots {
+        Some(roots) => {
+            let mut store = RootCertStore::empty();
+            store.add_parsable_certificates(roots.iter().cloned());
+            store
+        }
+        None => quick_roots(&[]),
+    };
+    let verifier = Verifier {
+        insecure,
+        quick: verifier(store)?,
+        all: OnceLock::new(),
+        cacert: roots.map(<[_]>::to_vec).unwrap_or_default(),
+        // No system bundle: a kubeconfig names its CA, and the built-in roots cover the rest.
+        bundle: Arc::new(OnceLock::from(None)),
+    };
+    let mut config = ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(setup)?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_client_cert_resolver(Arc::new(client_cert::Offer {
+            identity: identity.cloned(),
+            asked: Arc::default(),
+        }));
+    config.alpn_protocols = Alpn::Http1.protocols();
+    Ok(Arc::new(config))
+}
+
+/// Reads a PEM bundle of trust anchors given as bytes (a kubeconfig's
+/// `certificate-authority-data`); a fault names `what`.
+pub fn roots_from_pem(text: &[u8], what: &str) -> Result<Vec<Certificate>, String> {
+    let certificates = CertificateDer::pem_slice_iter(text)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("{what}: not a PEM bundle ({e})"))?;
+    if certificates.is_empty() {
+        return Err(format!("{what}: no PEM certificate in it"));
+    }
+    Ok(certificates)
+}
+
 /// Wraps `stream` in TLS. The server name (SNI, and the name the certificate must carry) is
 /// the URL's host, as curl does: a `Host:` header does not change it, and an IP literal is
 /// checked against the certificate's IP addresses with no SNI sent.
@@ -287,11 +336,13 @@ pub async fn connect(
     handshake(stream, host, name, Arc::new(config), &advice, asked).await
 }
 
-/// Wraps `stream` in TLS with these settings, `host` as the server name (as [`connect`]);
+/// Wraps `stream` in TLS with these settings, `name` or else `host` as the server name (as
+/// [`connect`]);
 /// `trust` tells how to trust a certificate of an unknown authority.
 pub async fn connect_with(
     stream: BoxedIo,
     host: &Host,
+    name: Option<ServerName<'static>>,
     config: &Arc<ClientConfig>,
     trust: &str,
 ) -> Result<BoxedIo, Failure> {
@@ -300,7 +351,7 @@ pub async fn connect_with(
         skip: None,
         plain: None,
     };
-    handshake(stream, host, None, Arc::clone(config), &advice, None).await
+    handshake(stream, host, name, Arc::clone(config), &advice, None).await
 }
 
 /// Wraps `stream` in TLS with these settings, naming the server `name` or else `host`.

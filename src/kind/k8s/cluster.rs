@@ -1,11 +1,13 @@
-//! The API server and credentials of the pod readygate runs in, found as client-go's in-cluster
-//! config finds them: `https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT`, and the
-//! service account's `token`, `ca.crt` and `namespace` in one folder.
+//! An API server and the credentials readygate shows it. In a pod, found as client-go's
+//! in-cluster config finds them: `https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT`,
+//! and the service account's `token`, `ca.crt` and `namespace` in one folder; outside one, from
+//! a kubeconfig ([`super::kubeconfig`]).
 
 use std::net::{IpAddr, SocketAddr};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
+use rustls::pki_types::ServerName;
 use rustls::ClientConfig;
 
 use crate::error::{describe_io, Failure};
@@ -14,6 +16,8 @@ use crate::kind::target::Target;
 use crate::kind::Kind;
 use crate::redact::quoted;
 use crate::secrets::Secrets;
+
+use super::credential::{Credential, Session};
 
 /// Where the kubelet mounts a pod's service account credentials.
 pub const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -24,21 +28,28 @@ const MAX_TOKEN: u64 = 64 * 1024;
 /// How to reach the API server, and as whom.
 #[derive(Debug)]
 pub struct Cluster {
-    /// The API server's address and `Host` header (`host:port`, IPv6 in brackets); each
-    /// request sets its own path.
+    /// The API server's address and `Host` header (`host:port`, IPv6 in brackets), and the
+    /// path it is served under (`/` but behind a proxy); `http://` for `kubectl proxy`.
     pub api: HttpTarget,
-    /// The bearer token's file, read afresh on every attempt: bound tokens rotate.
-    pub token: PathBuf,
-    /// The namespace of a target that names none: the pod's own.
+    /// The namespace of a target that names none: the pod's own, or the context's.
     pub namespace: String,
     /// The attempts' bound (`--attempt-timeout`): a watch's answer comes within it.
     pub attempt_timeout: std::time::Duration,
-    /// TLS that trusts the service account's `ca.crt` only.
-    pub tls: Arc<ClientConfig>,
-    /// Where the token is read: off the runtime's thread, one read at a time.
-    lane: crate::kind::offload::Lane,
+    /// Who readygate is to the API server, as a grant's subject reads in an error: `the pod's
+    /// service account`, `user "NAME" of context "C"`.
+    pub who: String,
+    /// What the TLS handshake is told: where the CA comes from, as an error advises.
+    pub trust: String,
+    /// The name the certificate must carry instead of the URL's host (`tls-server-name`).
+    pub server_name: Option<ServerName<'static>>,
+    /// The token (or exec credential plugin) each request carries.
+    pub(super) credential: Credential,
+    /// TLS with the cluster's CA (and client certificate); `None` for `http://`.
+    pub(super) tls: Option<Arc<ClientConfig>>,
+    /// Where the token is read and plugins run: off the runtime's thread, one at a time.
+    pub(super) lane: crate::kind::offload::Lane,
     /// The run's secrets: each token read becomes one.
-    secrets: Arc<Secrets>,
+    pub(super) secrets: Arc<Secrets>,
 }
 
 impl Cluster {
@@ -88,27 +99,28 @@ impl Cluster {
         let roots = crate::net::tls::read_roots(&dir.join("ca.crt"), "k8s:// API server CA")?;
         Ok(Cluster {
             api,
-            token,
             namespace: own_namespace(dir)?,
             attempt_timeout,
-            tls: crate::net::tls::trusting_only(&roots).map_err(|e| e.to_string())?,
+            who: "the pod's service account".into(),
+            trust: "not the one in the service account's ca.crt".into(),
+            server_name: None,
+            credential: Credential::File(token),
+            tls: Some(crate::net::tls::trusting_only(&roots).map_err(|e| e.to_string())?),
             lane: crate::kind::offload::Lane::default(),
             secrets,
         })
     }
 
-    /// The bearer token as it is now, read off the runtime's thread (as a file check is: a
-    /// hung mount must not stall the deadline). Never shown: an error names the file only.
-    pub async fn read_token(&self) -> Result<String, Failure> {
-        let path = self.token.clone();
-        let token = self.lane.run(move || read_token(&path)).await??;
-        // Before it is sent: a server that quotes it back is then shown `***`.
-        self.secrets.learn(token.as_bytes());
-        Ok(token)
+    /// What the next request carries: the bearer token as it is now (a file read off the
+    /// runtime's thread, a plugin run unless its credential is still valid) and the TLS
+    /// settings. Never shown: an error names the file or the plugin only.
+    pub async fn session(&self) -> Result<Session, Failure> {
+        super::credential::session(self).await
     }
 }
 
-fn read_token(file: &Path) -> Result<String, Failure> {
+/// The token in `file`, checked to be one.
+pub(super) fn read_token(file: &Path) -> Result<String, Failure> {
     let path = file.display();
     // Only a regular file, opened without blocking and read up to the cap: a FIFO or a device
     // mounted in its place cannot hang or bloat the attempt.

@@ -3,12 +3,15 @@
 //! whose events the attempts judge without a request of their own; no kubectl.
 
 mod cluster;
+mod credential;
 mod deployment;
+pub mod exec;
 mod job;
+pub mod kubeconfig;
 mod list;
 mod object;
 mod pod;
-mod request;
+pub mod request;
 mod selector;
 mod service;
 pub mod target;

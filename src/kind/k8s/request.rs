@@ -1,10 +1,11 @@
-//! One GET to the API server per attempt: a fresh connection, TLS verified with `ca.crt`, the
-//! bearer token read afresh, and the answer's status turned into a reason a person can act on.
+//! One request to the API server per attempt: a fresh connection, TLS verified with the
+//! cluster's CA, the credential read afresh, and the answer's status turned into a reason a
+//! person can act on.
 
 use std::borrow::Cow;
 use std::time::Duration;
 
-use http_body_util::Empty;
+use http_body_util::{Empty, Full};
 use hyper::body::Bytes;
 use hyper::{Method, Request};
 use serde::Deserialize;
@@ -12,6 +13,7 @@ use socket2::{SockRef, TcpKeepalive};
 use tokio::net::TcpStream;
 
 use super::cluster::Cluster;
+use super::credential::Session;
 use super::object::clip;
 use crate::engine::{Attempt, TLS_HANDSHAKE};
 use crate::error::Failure;
@@ -56,45 +58,82 @@ pub async fn fetch_body(
     resolver: &Resolver,
     at: &Attempt,
 ) -> Result<Option<Vec<u8>>, Failure> {
-    let token = cluster.read_token().await?;
-    let request = request(&cluster.api, path(resource, namespace, query), &token);
+    let path = path(resource, namespace, query);
+    let (status, body) = call(cluster, Method::GET, path, None, resolver, at).await?;
+    let failure = match status {
+        200 => return Ok(Some(body)),
+        404 => return Ok(None),
+        401 => unauthorized(cluster),
+        403 => forbidden(resource, namespace, query, &cluster.who),
+        _ => refused(status, &body),
+    };
+    Err(failure)
+}
+
+/// One request of `method` to `path` (with its query) carrying `body` as JSON: the answer's
+/// status and body (at most [`MAX_ANSWER`]), all within `at`. For the commands that ask the
+/// cluster more than a target's object (`doctor`).
+pub async fn call(
+    cluster: &Cluster,
+    method: Method,
+    path: String,
+    body: Option<Vec<u8>>,
+    resolver: &Resolver,
+    at: &Attempt,
+) -> Result<(u16, Vec<u8>), Failure> {
+    let session = cluster.session().await?;
+    let request = request(&cluster.api, path, session.bearer.as_deref());
     let request = request.map_err(Failure::from)?;
-    let stream = connect(cluster, resolver, at).await?;
+    let stream = connect(cluster, &session, resolver, at).await?;
     let read = |response: hyper::Response<hyper::body::Incoming>| async move {
         let status = response.status().as_u16();
         let body = read_body(response.into_body(), MAX_ANSWER + 1).await?;
         Ok((status, body))
     };
-    let (status, body) = roundtrip(stream, request, read, at).await?;
+    let (status, body) = match body {
+        None => roundtrip(stream, request, read, at).await?,
+        Some(body) => {
+            let (mut parts, _) = request.into_parts();
+            parts.method = method;
+            let json = hyper::header::HeaderValue::from_static("application/json");
+            parts.headers.insert(hyper::header::CONTENT_TYPE, json);
+            let request = Request::from_parts(parts, Full::new(Bytes::from(body)));
+            roundtrip(stream, request, read, at).await?
+        }
+    };
     if body.len() > MAX_ANSWER {
         let mib = MAX_ANSWER >> 20;
         return Err(format!("the API server's answer is over {mib} MiB").into());
     }
-    let failure = match status {
-        200 => return Ok(Some(body)),
-        404 => return Ok(None),
-        401 => "token rejected (401 Unauthorized): the API server does not accept the service \
-                account token"
-            .into(),
-        403 => forbidden(resource, namespace, query),
-        _ => {
-            let message = serde_json::from_slice::<Refusal>(&body)
-                .map(|status| status.message)
-                .unwrap_or_default();
-            let colon = if message.is_empty() { "" } else { ": " };
-            format!(
-                "status {status} from the API server{colon}{}",
-                clip(&message)
-            )
-            .into()
-        }
-    };
-    Err(failure)
+    Ok((status, body))
 }
 
-/// A fresh connection to the API server, TLS verified with `ca.crt`.
+/// The reason for a 401: the credential is not accepted.
+pub fn unauthorized(cluster: &Cluster) -> Failure {
+    let who = &cluster.who;
+    Failure::Text(format!(
+        "token rejected (401 Unauthorized): the API server does not accept the credentials of \
+         {who}"
+    ))
+}
+
+/// The reason for another refusal: its status and the `Status` object's message.
+pub fn refused(status: u16, body: &[u8]) -> Failure {
+    let message = serde_json::from_slice::<Refusal>(body)
+        .map(|status| status.message)
+        .unwrap_or_default();
+    let colon = if message.is_empty() { "" } else { ": " };
+    Failure::Text(format!(
+        "status {status} from the API server{colon}{}",
+        clip(&message)
+    ))
+}
+
+/// A fresh connection to the API server, TLS verified with the cluster's CA (none for
+/// `http://`, as `kubectl proxy` serves).
 pub async fn connect(
     cluster: &Cluster,
+    session: &Session,
     resolver: &Resolver,
     at: &Attempt,
 ) -> Result<BoxedIo, Failure> {
@@ -102,9 +141,12 @@ pub async fn connect(
     let tcp = connect_tcp(&cluster.api.endpoint, resolver, at).await?;
     keepalive(&tcp, cluster.attempt_timeout);
     let stream: BoxedIo = Box::new(tcp);
-    let trust = "not the one in the service account's ca.crt";
+    let Some(tls) = session.tls.as_ref().filter(|_| cluster.api.tls) else {
+        return Ok(stream);
+    };
     at.waiting_for(TLS_HANDSHAKE);
-    crate::net::tls::connect_with(stream, host, &cluster.tls, trust).await
+    let name = cluster.server_name.clone();
+    crate::net::tls::connect_with(stream, host, name, tls, &cluster.trust).await
 }
 
 /// A quiet connection is probed (TCP keepalive) after this long: a watch is quiet for minutes.
@@ -148,15 +190,14 @@ fn path(resource: Resource, namespace: &str, query: &Query) -> String {
 }
 
 /// `forbidden: get jobs/NAME in NS — grant get on jobs (apiGroup "batch") to the pod's …`.
-fn forbidden((group, _, plural): Resource, namespace: &str, query: &Query) -> Failure {
+fn forbidden((group, _, plural): Resource, namespace: &str, query: &Query, who: &str) -> Failure {
     let (verb, object) = match query {
         Query::Get(name) => ("get", format!("{plural}/{name}")),
         Query::List(_) => ("list", plural.to_string()),
     };
     let group = api_group(group);
     Failure::Text(format!(
-        "forbidden: {verb} {object} in {namespace} — grant {verb} on {plural}{group} to the \
-         pod's service account"
+        "forbidden: {verb} {object} in {namespace} — grant {verb} on {plural}{group} to {who}"
     ))
 }
 
@@ -168,18 +209,18 @@ pub fn api_group(group: &str) -> String {
     }
 }
 
-/// The GET of `path` from `api`, asking for JSON, with the token as a bearer credential (which
-/// `Header` marks sensitive).
+/// The GET of `path` (under the server's own path) from `api`, asking for JSON, with the
+/// token as a bearer credential (which `Header` marks sensitive).
 pub fn request(
     api: &HttpTarget,
     path: String,
-    token: &str,
+    token: Option<&str>,
 ) -> Result<Request<Empty<Bytes>>, String> {
-    let headers = [
-        Header::parse("Accept: application/json")?,
-        Header::parse(&format!("Authorization: Bearer {token}"))?,
-    ];
+    let mut headers = vec![Header::parse("Accept: application/json")?];
+    if let Some(token) = token {
+        headers.push(Header::parse(&format!("Authorization: Bearer {token}"))?);
+    }
     let mut api = api.clone();
-    api.path = path;
+    api.path = format!("{}{path}", api.path.trim_end_matches('/'));
     build(&api, Method::GET, &headers, Carry::ALL)
 }

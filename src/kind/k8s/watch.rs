@@ -296,11 +296,12 @@ async fn once(
     let (head, mut headed) = oneshot::channel();
     let exchange = async {
         // Read afresh for every request: bound tokens rotate.
-        let token = cluster.read_token().await?;
-        let request = request(&cluster.api, path, &token).map_err(Failure::from)?;
+        let session = cluster.session().await?;
+        let request = request(&cluster.api, path, session.bearer.as_deref());
+        let request = request.map_err(Failure::from)?;
         // Outside the engine's attempts: the bounds are this function's own.
         let at = Attempt::unbounded();
-        let stream = connect(cluster, resolver, &at).await?;
+        let stream = connect(cluster, &session, resolver, &at).await?;
         let judge = |response: Response<Incoming>| async move {
             let _ = head.send(());
             match response.status().as_u16() {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use rustls::client::ResolvesClientCert;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::PrivateKeyDer;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::sign::CertifiedKey;
 use rustls::SignatureScheme;
 
@@ -54,6 +54,27 @@ pub fn read(cert: Option<&Path>, key: Option<&Path>) -> Result<Option<Identity>,
         other => fault("--key", key, format!("unusable key ({other})")),
     })?;
     Ok(Some(Identity(Arc::new(certified))))
+}
+
+/// A client certificate chain and key given as PEM bytes (a kubeconfig's `*-data`, an exec
+/// credential plugin's answer); a fault names `what`.
+pub fn from_pem(cert: &[u8], key: &[u8], what: &str) -> Result<Identity, String> {
+    let chain = CertificateDer::pem_slice_iter(cert)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("{what}: the client certificate is not PEM ({e})"))?;
+    if chain.is_empty() {
+        return Err(format!("{what}: no PEM client certificate"));
+    }
+    let key = PrivateKeyDer::from_pem_slice(key)
+        .map_err(|_| format!("{what}: no PEM private key for the client certificate"))?;
+    let provider = rustls::crypto::ring::default_provider();
+    let certified = CertifiedKey::from_der(chain, key, &provider).map_err(|e| match e {
+        rustls::Error::InconsistentKeys(_) => {
+            format!("{what}: the client key does not match the client certificate")
+        }
+        other => format!("{what}: unusable client key ({other})"),
+    })?;
+    Ok(Identity(Arc::new(certified)))
 }
 
 /// Whether a server asked for a client certificate that is not set, for the run's TLS
