@@ -16,6 +16,12 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         return Err("empty duration".into());
     }
     let shown = crate::redact::quoted(text);
+    if trimmed.starts_with('-') {
+        return Err(format!(
+            "invalid duration {shown}: a duration is not negative (0 means none where that is \
+             allowed)"
+        ));
+    }
     let duration = if trimmed.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
         let invalid = |_| format!("invalid duration {shown}");
         let seconds: f64 = trimmed.parse().map_err(invalid)?;
@@ -29,7 +35,13 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         }
         duration
     } else {
-        humantime::parse_duration(trimmed).map_err(|e| format!("invalid duration {shown}: {e}"))?
+        humantime::parse_duration(trimmed).map_err(|e| match unit_missing(trimmed) {
+            Some(fixed) => format!(
+                "invalid duration {shown}: its last number has no unit: write {}",
+                crate::redact::quoted(&fixed)
+            ),
+            None => format!("invalid duration {shown}: {e}"),
+        })?
     };
     if duration > MAX {
         return Err(format!(
@@ -37,6 +49,25 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         ));
     }
     Ok(duration)
+}
+
+/// A span whose last number lacks its unit (`1h30`, `2m30`) with the unit that follows the
+/// one before it (`1h30m`, `2m30s`); `None` for any other fault.
+fn unit_missing(text: &str) -> Option<String> {
+    let number = text.len() - text.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    let head = &text[..text.len() - number];
+    if number == 0 || head.is_empty() || humantime::parse_duration(head).is_err() {
+        return None;
+    }
+    let unit = head.trim_end_matches(|c: char| !c.is_ascii_digit());
+    let next = match &head[unit.len()..] {
+        "d" | "day" | "days" => "h",
+        "h" | "hr" | "hrs" | "hour" | "hours" => "m",
+        "m" | "min" | "mins" | "minute" | "minutes" => "s",
+        "s" | "sec" | "secs" | "second" | "seconds" => "ms",
+        _ => return None,
+    };
+    Some(format!("{text}{next}"))
 }
 
 /// A duration rounded for people: `1.5s`, `250ms`.
@@ -76,6 +107,23 @@ mod tests {
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
         assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
         assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
+    }
+
+    #[test]
+    fn faults_name_their_fix() {
+        let fault = |text| parse_duration(text).unwrap_err();
+        assert!(
+            fault("1h30").ends_with("write \"1h30m\""),
+            "{}",
+            fault("1h30")
+        );
+        assert!(
+            fault("2m30").ends_with("write \"2m30s\""),
+            "{}",
+            fault("2m30")
+        );
+        assert!(fault("-1").contains("not negative"), "{}", fault("-1"));
+        assert!(!fault("abc").contains("write"), "{}", fault("abc"));
     }
 
     #[test]

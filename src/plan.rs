@@ -12,6 +12,7 @@ use crate::exit::Exit;
 use crate::kind::http::HttpTarget;
 use crate::kind::offload::FS_SILENT;
 use crate::kind::target::{self, Target};
+use crate::kind::uses::Partial;
 use crate::kind::Kind;
 use crate::kind::{Options, Redirects};
 use crate::log::LogSettings;
@@ -156,6 +157,8 @@ pub struct Plan {
     pub schedules: Vec<Schedule>,
     pub policy: Policy,
     pub options: Options,
+    /// Options that apply to some of the targets only: said when the run starts.
+    pub partial: Vec<Partial>,
     /// Marker file to create when ready.
     pub touch: Option<PathBuf>,
     /// Where to write the failure reason when not ready.
@@ -195,7 +198,15 @@ impl Plan {
         };
         let may_forget = args.command.is_empty();
         let pacing = Some(&args.pacing);
-        let mut plan = Plan::common(Mode::Wait, args.common, pacing, log, may_forget, secrets)?;
+        let mut plan = Plan::common(
+            Mode::Wait,
+            args.common,
+            pacing,
+            log,
+            may_forget,
+            on_exit.is_some(),
+            secrets,
+        )?;
         plan.command = args.command;
         plan.on_exit = on_exit;
         Ok(plan)
@@ -227,7 +238,7 @@ impl Plan {
                  periodSeconds and successThreshold pace probes)"
             ));
         }
-        Plan::common(Mode::Probe, args.common, None, log, false, secrets)
+        Plan::common(Mode::Probe, args.common, None, log, false, false, secrets)
     }
 
     /// Whether the user may have meant target `index` (counted from 0) as the command: `wait`
@@ -243,13 +254,15 @@ impl Plan {
             )
     }
 
-    /// What `wait`, `probe` and `serve` share; `may_forget`: COMMAND may be among the targets.
+    /// What `wait`, `probe` and `serve` share; `may_forget`: COMMAND may be among the targets;
+    /// `on_exit`: `--on-exit` uses the TLS trust options too.
     pub(crate) fn common(
         mode: Mode,
         args: CommonArgs,
         pacing: Option<&PacingArgs>,
         log: &LogArgs,
         may_forget: bool,
+        on_exit: bool,
         secrets: Arc<Secrets>,
     ) -> Result<Plan, String> {
         let from_command_line = !args.targets.is_empty();
@@ -265,9 +278,10 @@ impl Plan {
             .iter()
             .map(|target| explicit.unwrap_or_else(|| schedule(target.is_local(through_socket))))
             .collect();
-        if !args.json_fields.is_empty() && args.method == crate::kind::HttpMethod::Head {
+        if !args.json_fields.is_empty() && args.method == Some(crate::kind::HttpMethod::Head) {
             return Err("--json-field needs a body: not with --method HEAD".into());
         }
+        let partial = crate::kind::uses::check(&given(&args, on_exit), &targets)?;
         if let Some(touch) = args.touch.as_ref().map(|path| path.to_string_lossy()) {
             if touch.ends_with('/') || touch.ends_with("/.") || touch == "." {
                 return Err(format!(
@@ -313,7 +327,7 @@ impl Plan {
                 json_fields: args.json_fields,
                 header_matches: args.header_matches,
                 headers: args.headers,
-                method: args.method,
+                method: args.method.unwrap_or_default(),
                 unix_socket: args.unix_socket,
                 insecure: args.insecure,
                 tls_server_name: args
@@ -324,6 +338,7 @@ impl Plan {
                 redirects: Redirects::SameHost,
                 ..Options::default()
             },
+            partial,
             touch: args.touch,
             termination_log: termination_log(mode, args.termination_log),
             files,
@@ -335,6 +350,33 @@ impl Plan {
             secrets,
         })
     }
+}
+
+/// The options given that shape the attempts of some kinds only (see [`crate::kind::uses`]);
+/// with `on_exit`, `--insecure` and `--cacert` serve `--on-exit`'s URL whatever the targets.
+fn given(args: &CommonArgs, on_exit: bool) -> Vec<&'static str> {
+    [
+        (args.status.is_some(), "--status"),
+        (args.contains.is_some(), "--contains"),
+        (args.matches.is_some(), "--matches"),
+        (!args.json_fields.is_empty(), "--json-field"),
+        (!args.header_matches.is_empty(), "--header-matches"),
+        (args.method.is_some(), "--method"),
+        (!args.headers.is_empty(), "--header"),
+        (args.unix_socket.is_some(), "--unix-socket"),
+        (args.insecure && !on_exit, "--insecure"),
+        (args.cacert.is_some() && !on_exit, "--cacert"),
+        (args.cert.is_some(), "--cert"),
+        (args.key.is_some(), "--key"),
+        (args.tls_server_name.is_some(), "--tls-server-name"),
+        (
+            args.k8s_serviceaccount_dir.is_some(),
+            "--k8s-serviceaccount-dir",
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(given, option)| given.then_some(option))
+    .collect()
 }
 
 /// The targets from the command line, else from `READYGATE_TARGETS` (comma-separated). With
@@ -371,9 +413,16 @@ fn targets(given: &[String], may_forget: bool, secrets: &Secrets) -> Result<Vec<
         .enumerate()
         .map(|(index, text)| {
             secrets.learn_urls(text);
-            Target::parse(text).map_err(|message| match hint && index > 0 {
-                true => format!("{message} ({})", cli::dashes::HINT),
-                false => message,
+            Target::parse(text).map_err(|message| {
+                let argv: Vec<OsString> = std::env::args_os().collect();
+                let split = cli::placement::split_duration(text, &argv);
+                match (split, hint && index > 0) {
+                    (Some(fix), _) if !given.is_empty() => {
+                        format!("invalid target {}: {fix}", quoted(text))
+                    }
+                    (_, true) => format!("{message} ({})", cli::dashes::HINT),
+                    _ => message,
+                }
             })
         })
         .collect()

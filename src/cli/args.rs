@@ -25,6 +25,9 @@ use crate::status::StatusRanges;
              endpoints, files, Unix sockets and gRPC services are ready.",
     // Without a command, say so in one line rather than print the help as an error.
     arg_required_else_help = false,
+    // The last of a repeated single-value option wins (as curl's and kubectl's), so an
+    // overlay that appends args overrides a default.
+    args_override_self = true,
     // Our own -h/--help (in `LogArgs`), under a heading as every other option is.
     disable_help_flag = true,
     // Help wraps to the terminal, and to 100 columns when there is none or it is wider.
@@ -126,12 +129,12 @@ pub struct PacingArgs {
     ///
     /// It grows exponentially, with jitter. Default: 10ms for a local target, 100ms for a
     /// remote one.
-    #[arg(long, env = "READYGATE_INTERVAL", value_name = "DURATION", value_parser = parse_duration,
+    #[arg(long, env = "READYGATE_INTERVAL", value_name = "DURATION", value_parser = parse_duration, allow_negative_numbers = true,
           help_heading = TIMING, hide_env = true)]
     pub interval: Option<Duration>,
 
     /// Cap on the retry delay (default: 100ms local, 5s remote).
-    #[arg(long, env = "READYGATE_MAX_INTERVAL", value_name = "DURATION", value_parser = parse_duration,
+    #[arg(long, env = "READYGATE_MAX_INTERVAL", value_name = "DURATION", value_parser = parse_duration, allow_negative_numbers = true,
           help_heading = TIMING, hide_env = true, hide_short_help = true)]
     pub max_interval: Option<Duration>,
 
@@ -149,7 +152,7 @@ pub struct PacingArgs {
     ///
     /// Every attempt in that span must succeed (attempts every --interval meanwhile): what the
     /// kubelet's successThreshold × periodSeconds gives.
-    #[arg(long, env = "READYGATE_STABLE_FOR", value_name = "DURATION", value_parser = parse_duration,
+    #[arg(long, env = "READYGATE_STABLE_FOR", value_name = "DURATION", value_parser = parse_duration, allow_negative_numbers = true,
           help_heading = TIMING, hide_env = true)]
     pub stable_for: Option<Duration>,
 }
@@ -201,11 +204,11 @@ impl ProbeArgs {
 pub struct ServeArgs {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Where to listen.
+    /// Where to listen: IP:PORT, or :PORT and PORT for every IPv4 address.
     ///
     /// Any client that can reach it may ask (in a pod: the pod network).
     #[arg(long, env = "READYGATE_LISTEN", value_name = "ADDR", default_value = "0.0.0.0:9090",
-          help_heading = SERVE, hide_env = true)]
+          value_parser = listen_address, help_heading = SERVE, hide_env = true)]
     pub listen: std::net::SocketAddr,
     /// Targets answered at /ready/NAME; repeatable.
     ///
@@ -217,12 +220,31 @@ pub struct ServeArgs {
     ///
     /// After that, a request makes a new attempt.
     #[arg(long, env = "READYGATE_FRESH_FOR", value_name = "DURATION", default_value = "1s",
-          value_parser = parse_duration, help_heading = SERVE, hide_env = true)]
+          value_parser = parse_duration, allow_negative_numbers = true, help_heading = SERVE, hide_env = true)]
     pub fresh_for: Duration,
     /// Answer with the status alone: no body naming the targets and their reasons.
     #[arg(long, env = "READYGATE_QUIET_BODY", value_parser = Boolean, help_heading = SERVE,
           hide_env = true, hide_short_help = true)]
     pub quiet_body: bool,
+}
+
+/// `--listen`: `IP:PORT`, or `:PORT` and `PORT` for every IPv4 address (the default's
+/// `0.0.0.0`), as Go servers read `:PORT`.
+fn listen_address(text: &str) -> Result<std::net::SocketAddr, String> {
+    let port = text.strip_prefix(':').unwrap_or(text);
+    if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) {
+        let port: u16 = port
+            .parse()
+            .map_err(|_| format!("port {port} is above 65535"))?;
+        return Ok((std::net::Ipv4Addr::UNSPECIFIED, port).into());
+    }
+    text.parse().map_err(|_| {
+        format!(
+            "expected IP:PORT, :PORT or PORT (0.0.0.0:9090, [::]:9090, 127.0.0.1:9090, :9090, \
+             9090), not {}",
+            crate::redact::quoted(text)
+        )
+    })
 }
 
 /// The options `wait`, `probe` and `serve` share.
@@ -238,14 +260,14 @@ pub struct CommonArgs {
     pub targets: Vec<String>,
 
     /// Overall deadline (default: wait 60s, probe 1s; 0: none).
-    #[arg(short = 't', long, env = "READYGATE_TIMEOUT", value_name = "DURATION", value_parser = parse_duration,
+    #[arg(short = 't', long, env = "READYGATE_TIMEOUT", value_name = "DURATION", value_parser = parse_duration, allow_negative_numbers = true,
           help_heading = TIMING, hide_env = true)]
     pub timeout: Option<Duration>,
 
     /// Bound on one attempt (default 1s).
     ///
     /// Connect, TLS, request and body; never beyond the deadline.
-    #[arg(long, env = "READYGATE_ATTEMPT_TIMEOUT", value_name = "DURATION", value_parser = parse_duration,
+    #[arg(long, env = "READYGATE_ATTEMPT_TIMEOUT", value_name = "DURATION", value_parser = parse_duration, allow_negative_numbers = true,
           help_heading = TIMING, hide_env = true)]
     pub attempt_timeout: Option<Duration>,
 
@@ -299,10 +321,10 @@ pub struct CommonArgs {
           value_parser = HeaderParser, help_heading = HTTP, hide_env = true)]
     pub headers: Vec<Header>,
 
-    /// HTTP method.
-    #[arg(long, env = "READYGATE_METHOD", value_enum, default_value_t = HttpMethod::Get, ignore_case = true,
+    /// HTTP method (default GET).
+    #[arg(long, env = "READYGATE_METHOD", value_enum, ignore_case = true,
           help_heading = HTTP, hide_env = true, hide_short_help = true)]
-    pub method: HttpMethod,
+    pub method: Option<HttpMethod>,
 
     /// Send http(s):// and grpc(s):// requests through this Unix socket instead of TCP.
     #[arg(long, env = "READYGATE_UNIX_SOCKET", value_name = "PATH", help_heading = HTTP,
@@ -464,6 +486,44 @@ pub struct SidecarLegacyArgs {
 mod tests {
     use super::*;
     use clap::CommandFactory;
+
+    #[test]
+    fn the_last_single_value_wins_and_lists_gather() {
+        let cli = Cli::try_parse_from([
+            "readygate",
+            "wait",
+            "-t",
+            "5s",
+            "--timeout",
+            "10s",
+            "--json-field",
+            "a",
+            "--json-field",
+            "b=c",
+            "-q",
+            "-q",
+            "db:1",
+        ])
+        .unwrap();
+        let Command::Wait(wait) = cli.command else {
+            panic!("not wait")
+        };
+        assert_eq!(wait.common.timeout, Some(Duration::from_secs(10)));
+        assert_eq!(wait.common.json_fields.len(), 2);
+    }
+
+    #[test]
+    fn listen_takes_a_port_alone() {
+        let any = |port| std::net::SocketAddr::from((std::net::Ipv4Addr::UNSPECIFIED, port));
+        assert_eq!(listen_address("9090"), Ok(any(9090)));
+        assert_eq!(listen_address(":9090"), Ok(any(9090)));
+        assert_eq!(listen_address("127.0.0.1:1").unwrap().port(), 1);
+        assert!(listen_address("[::]:9090").is_ok());
+        assert!(listen_address("70000").unwrap_err().contains("above 65535"));
+        assert!(listen_address("localhost:9090")
+            .unwrap_err()
+            .contains(":PORT or PORT"));
+    }
 
     #[test]
     fn clap_definition_is_consistent() {

@@ -7,6 +7,7 @@ pub mod dashes;
 mod environment;
 pub mod generate;
 pub mod help;
+pub mod placement;
 mod usage;
 
 pub use args::*;

@@ -35,6 +35,9 @@ pub fn usage_error(err: clap::Error) -> Exit {
             if let Some(hint) = super::dashes::in_unknown_option(&err, &argv) {
                 line = format!("{line} ({hint})");
             }
+            if let Some(hint) = super::placement::before_the_command(&err, &argv) {
+                line = format!("{line} ({hint})");
+            }
             Exit::Usage(crate::redact::one_line(&line))
         }
     }

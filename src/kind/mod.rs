@@ -24,6 +24,7 @@ pub mod target;
 mod tcp;
 mod unix;
 mod url_parts;
+pub mod uses;
 mod zookeeper;
 
 use std::path::PathBuf;

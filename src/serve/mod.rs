@@ -80,8 +80,9 @@ pub async fn serve(mut serve: ServePlan) -> Exit {
     let (fresh_for, invert) = (serve.fresh_for, policy.invert);
     tracing::info!(
         event = "serve",
-        "serving on {local}: /ready for {}",
-        names.join(", ")
+        "serving on {local}: /ready for {}{}",
+        names.join(", "),
+        crate::run::partial_note(&serve.plan.partial)
     );
     for group in &serve.groups {
         let members: Vec<&str> = group.members.iter().map(|&i| names[i].as_str()).collect();

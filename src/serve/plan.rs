@@ -88,7 +88,7 @@ impl ServePlan {
         }
         args.common.targets = texts;
         Ok(ServePlan {
-            plan: Plan::common(Mode::Serve, args.common, None, log, false, secrets)?,
+            plan: Plan::common(Mode::Serve, args.common, None, log, false, false, secrets)?,
             listen: args.listen,
             groups,
             fresh_for: args.fresh_for,

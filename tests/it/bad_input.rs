@@ -389,7 +389,7 @@ fn extreme_but_valid_values_never_panic() {
         "--status",
         "100-599",
         "--any",
-        &closed,
+        &format!("http://{}/", closed_addr()),
     ])
     .outcome();
     outcome.expect_code(1).expect_stderr("connection refused");

@@ -46,6 +46,7 @@ mod static_root;
 mod thresholds_any_all_invert;
 mod tls;
 mod touch_and_termination_log;
+mod unused_options;
 mod usage_errors;
 mod usage_names;
 mod wait_for;

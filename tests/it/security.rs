@@ -398,9 +398,15 @@ fn no_shell_ever_reads_user_input() {
         .expect_code(127);
     // As a target, a header, a matcher: data, never run.
     readygate(["wait", &injection]).outcome().expect_code(2);
-    readygate(["probe", "-H", &format!("X-Evil: {injection}"), &open])
-        .outcome()
-        .expect_code(0);
+    let server = HttpServer::start(|_, _| Answer::status(200));
+    readygate([
+        "probe",
+        "-H",
+        &format!("X-Evil: {injection}"),
+        &server.url("/"),
+    ])
+    .outcome()
+    .expect_code(0);
     let file = dir.join("content");
     std::fs::write(&file, "ready").unwrap();
     readygate(["probe", "--contains", &injection, file.to_str().unwrap()])

@@ -358,3 +358,22 @@ fn bad_serve_command_lines_are_one_line_usage_errors() {
     outcome.expect_code(1).expect_stderr("cannot listen on");
     assert!(outcome.elapsed < ANSWER_LIMIT);
 }
+
+#[test]
+fn listen_takes_a_port_alone_on_every_address_as_the_default() {
+    let (_listener, up) = open_port();
+    for written in ["PORT", ":PORT"] {
+        let port = crate::support::free_port();
+        let listen = written.replace("PORT", &port.to_string());
+        let mut command = readygate(["serve", "--listen", &listen, &up]);
+        let mut running = crate::support::Running::spawn(&mut command);
+        running.line(&format!("serving on 0.0.0.0:{port}"));
+        let answer = ask(
+            SocketAddr::from(([127, 0, 0, 1], port)),
+            "GET",
+            "/ready",
+            &[],
+        );
+        assert_eq!(answer.status, 200, "--listen {listen}: {answer:?}");
+    }
+}

@@ -271,3 +271,60 @@ fn typos_get_a_suggestion() {
         assert_eq!(outcome.stderr.lines().count(), 1, "{}", outcome.stderr);
     }
 }
+
+#[test]
+fn each_error_names_its_fix() {
+    for (args, fix) in [
+        (
+            vec!["wait", "--timeout", "5", "m", "db:1"],
+            "invalid target \"m\": a duration is one word: write \"--timeout 5m\"",
+        ),
+        (
+            vec!["wait", "--timeout", "-1", "db:1"],
+            "invalid duration \"-1\": a duration is not negative (0 means none",
+        ),
+        (vec!["wait", "-t", "1h30", "db:1"], "write \"1h30m\""),
+        (
+            vec!["-t", "3s", "wait", "db:1"],
+            "(-t is an option of wait, probe, serve: put it after the command, as in \
+             \"readygate wait -t …\")",
+        ),
+        (
+            vec!["--timeout=3s", "probe", "db:1"],
+            "(--timeout is an option of wait, probe, serve: put it after the command",
+        ),
+        (
+            vec!["serve", "--listen", "localhost:9090", "db:1"],
+            "expected IP:PORT, :PORT or PORT",
+        ),
+    ] {
+        let outcome = readygate(&args).outcome();
+        outcome.expect_code(2).expect_stderr(fix);
+        assert_eq!(outcome.stderr.lines().count(), 1, "{}", outcome.stderr);
+    }
+}
+
+#[test]
+fn the_last_of_a_repeated_option_wins() {
+    let closed = closed_addr().to_string();
+    // The first --timeout alone would wait 60 s; the last one ends the wait within a second.
+    let outcome = readygate([
+        "wait",
+        "-t",
+        "60s",
+        "--timeout",
+        "300ms",
+        "-q",
+        "-q",
+        &closed,
+    ])
+    .outcome();
+    outcome
+        .expect_code(1)
+        .expect_faster_than(std::time::Duration::from_secs(20));
+    assert!(
+        outcome.stderr.contains("not ready after 3"),
+        "{}",
+        outcome.stderr
+    );
+}
