@@ -9,6 +9,7 @@ use crate::error::describe_io;
 use crate::exit::Exit;
 use crate::log::json::Fields;
 use crate::process::atomic::{self, Step};
+use crate::process::elf;
 use crate::process::off_thread::{self, Stop, UNBOUNDED_WITHIN};
 use crate::process::signal::Terminations;
 use crate::redact;
@@ -63,9 +64,13 @@ fn copy(dir: &Path) -> Exit {
             ));
         }
     };
+    let interpreter = elf::interpreter(&source);
     let dest = dir.join("readygate");
     match atomic::replace(&dest, 0o755, |temp| io::copy(&mut source, temp)) {
         Ok(bytes) => {
+            if let Some(interpreter) = interpreter {
+                crate::log::say(tracing::Level::WARN, dynamic_warning(&interpreter));
+            }
             let message = format!("installed {} ({bytes} bytes)", shown(&dest));
             crate::log::say(tracing::Level::INFO, Fields::new("install", &message));
             Exit::Ready
@@ -82,4 +87,16 @@ fn copy(dir: &Path) -> Exit {
             Exit::Failed(format!("install: cannot {what} {path}: {reason}"))
         }
     }
+}
+
+/// What a dynamically linked build (`cargo install`) needs where it is copied to: its loader and
+/// the C library, which a shell-less or `FROM scratch` image does not have.
+fn dynamic_warning(interpreter: &str) -> Fields {
+    let message = format!(
+        "warning: this readygate is linked dynamically (it needs {} and the C library): it will \
+         not start in an image without them, such as FROM scratch or distroless/static; install \
+         the release's static binary or image instead (README, Install)",
+        redact::one_line(interpreter)
+    );
+    Fields::new("install", &message)
 }

@@ -1,7 +1,8 @@
 //! The process around the checks: exec of COMMAND, signals, `--on-exit` supervision,
-//! `install`, the sidecar handshake, and the descriptor limit.
+//! `install` (and the ELF interpreter it warns about), the sidecar handshake, and the descriptor limit.
 
 pub mod atomic;
+pub mod elf;
 pub mod exec;
 pub mod fdlimit;
 pub mod install;

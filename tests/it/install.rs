@@ -95,6 +95,22 @@ fn in_private_mounts(script: &str, dir: &Path) -> Outcome {
         .outcome()
 }
 
+/// The program interpreter cargo's own build names: the test suite's readygate is linked
+/// dynamically (the static one is images/static-build.sh's, tests/it/static_root.rs).
+fn interpreter_of_the_binary_under_test() -> String {
+    let readelf = Command::new(require("readelf"))
+        .args(["--program-headers", BINARY])
+        .outcome();
+    readelf.expect_code(0);
+    let line = readelf
+        .stdout
+        .lines()
+        .find(|line| line.contains("Requesting program interpreter"))
+        .unwrap_or_else(|| panic!("{BINARY} names no interpreter: {}", readelf.stdout));
+    let start = line.find(": ").unwrap() + 2;
+    line[start..].trim_end_matches(']').to_owned()
+}
+
 #[test]
 fn install_copies_a_working_binary_and_says_so_once() {
     let tmp = TempDir::new();
@@ -105,11 +121,31 @@ fn install_copies_a_working_binary_and_says_so_once() {
         .expect_code(0)
         .expect_faster_than(Duration::from_secs(10))
         .expect_stderr(&format!("installed {}/readygate", shared.display()));
-    assert_one_line(&outcome);
+    // One line to say it, after the warning about this dynamically linked build (below).
+    assert_eq!(outcome.stderr.lines().count(), 2, "{outcome:#?}");
     assert_eq!(outcome.stdout, "");
     assert_eq!(entries(&shared), ["readygate"], "no temporary file is left");
     assert_installed(&shared.join("readygate"));
     assert_runs(&shared.join("readygate"));
+}
+
+/// `cargo install` builds a readygate that needs the C library: copied into an image without
+/// it, it would not start. install says so, naming the interpreter, and still copies it.
+#[test]
+fn a_dynamically_linked_build_is_installed_with_a_warning_that_names_its_loader() {
+    let interpreter = interpreter_of_the_binary_under_test();
+    let tmp = TempDir::new();
+    let outcome = readygate(["install".as_ref(), tmp.0.as_os_str()]).outcome();
+    outcome
+        .expect_code(0)
+        .expect_stderr(&format!("readygate: warning: this readygate is linked dynamically (it needs {interpreter} and the C library)"))
+        .expect_stderr("install the release's static binary or image instead");
+    let lines: Vec<&str> = outcome.stderr.lines().collect();
+    assert!(
+        lines[0].contains("linked dynamically") && lines[1].contains("installed"),
+        "{lines:?}"
+    );
+    assert_installed(&tmp.join("readygate"));
 }
 
 #[test]

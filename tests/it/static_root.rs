@@ -225,6 +225,8 @@ fn install_in_the_empty_root_gives_a_working_copy() {
     outcome
         .expect_code(0)
         .expect_stderr("installed /shared/readygate");
+    // The static build has no interpreter to warn about: the one line says it was installed.
+    assert_eq!(outcome.stderr.lines().count(), 1, "{outcome:#?}");
     let installed = root.dir.join("shared/readygate");
     let meta = fs::metadata(&installed).expect("installed copy");
     assert_eq!(meta.permissions().mode() & 0o7777, 0o755);
