@@ -37,7 +37,15 @@ impl Invocation {
         output::hide(secrets.clone());
         let command = match DropIn::of_invocation() {
             Some(drop_in) => Parsed::DropIn(drop_in),
-            None => Parsed::Own(Box::new(Cli::try_parse())),
+            None => {
+                let parsed = Cli::try_parse();
+                let json = match &parsed {
+                    Ok(cli) => cli.log.log_format == crate::log::LogFormat::Json,
+                    Err(_) => cli::log_format_typed() == Some(crate::log::LogFormat::Json),
+                };
+                crate::log::choose_json(json);
+                Parsed::Own(Box::new(parsed))
+            }
         };
         Invocation { secrets, command }
     }

@@ -38,6 +38,15 @@ pub fn json() -> bool {
     JSON.load(Relaxed)
 }
 
+/// Chooses JSON lines before logging begins, as far as the command line says, so that a usage
+/// error found before then is a JSON line too.
+pub fn choose_json(json: bool) {
+    if json {
+        json::start();
+        JSON.store(true, Relaxed);
+    }
+}
+
 /// A line readygate writes itself, outside `tracing` (`readygate: installed …`): as
 /// `readygate: MESSAGE` in text, as a JSON line of `fields` at `level` under `--log-format json`.
 pub fn say(level: tracing::Level, fields: json::Fields) {

@@ -12,4 +12,5 @@ mod usage;
 
 pub use args::*;
 pub use environment::name_variables;
+pub use placement::log_format_typed;
 pub use usage::usage_error;

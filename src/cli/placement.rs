@@ -68,6 +68,28 @@ fn knows(command: &clap::Command, option: &str) -> bool {
         )
 }
 
+/// The `--log-format` of a command line clap refused, as far as it can be read: the last
+/// `--log-format FORMAT` (or `=FORMAT`) before `--`, else `READYGATE_LOG_FORMAT`; `None`
+/// when neither names a format.
+pub fn log_format_typed() -> Option<crate::log::LogFormat> {
+    use clap::ValueEnum;
+    let words: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|word| word.to_string_lossy().into_owned())
+        .take_while(|word| word != "--")
+        .collect();
+    let mut typed = None;
+    for (at, word) in words.iter().enumerate() {
+        if let Some(value) = word.strip_prefix("--log-format=") {
+            typed = Some(value.to_string());
+        } else if word == "--log-format" {
+            typed = words.get(at + 1).cloned();
+        }
+    }
+    let text = typed.or_else(|| std::env::var("READYGATE_LOG_FORMAT").ok())?;
+    crate::log::LogFormat::from_str(&text, false).ok()
+}
+
 /// The units a DURATION may end with, alone: a word that is one of them, after a number, is the
 /// second half of a duration typed with a space.
 const UNITS: &[&str] = &[

@@ -411,11 +411,19 @@ fn far_future(now: Instant) -> Instant {
 fn log_progress(shared: &[Shared], names: &[String], start: Instant) {
     let now = Instant::now();
     let mut waiting = Vec::new();
+    // Each target's last reason, as a field of JSON lines: `[{"target":…,"reason":…}]`.
+    let mut reasons = Vec::new();
     for (progress, name) in shared.iter().zip(names) {
         let progress = lock(progress);
         if progress.report.ready {
             continue;
         }
+        let mut reason = serde_json::Map::new();
+        reason.insert("target".into(), name.as_str().into());
+        if let Some(last) = &progress.report.last_error {
+            reason.insert("reason".into(), last.to_string().into());
+        }
+        reasons.push(serde_json::Value::Object(reason));
         let asked = match progress.not_before {
             Some(at) if at > now => {
                 format!("; next attempt in {}, as it asked", humanize(at - now))
@@ -434,6 +442,7 @@ fn log_progress(shared: &[Shared], names: &[String], start: Instant) {
     let elapsed = humanize(start.elapsed());
     tracing::info!(
         event = "waiting",
+        reasons = %serde_json::Value::Array(reasons),
         "still waiting after {elapsed}: {}",
         first_few(&waiting)
     );

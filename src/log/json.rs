@@ -149,6 +149,13 @@ impl Fields {
             "reason" if value.is_string() => self.reason = as_text(&value),
             "attempt" if value.is_u64() => self.attempt = value.as_u64(),
             "status" if value.is_i64() => self.status = value.as_i64(),
+            // The waiting line's targets and their last reasons, given as JSON text.
+            "reasons" => {
+                let parsed = value
+                    .as_str()
+                    .and_then(|text| serde_json::from_str(text).ok());
+                self.other.push((name, parsed.unwrap_or(value)));
+            }
             _ => self.other.push((name, value)),
         }
     }

@@ -285,3 +285,85 @@ fn a_command_looked_up_on_a_hung_mount_ends_in_json_lines_too() {
         assert!(last["message"].as_str().unwrap().contains(said), "{last}");
     }
 }
+
+#[test]
+fn usage_errors_are_json_lines_once_the_format_is_known() {
+    let closed = closed_addr().to_string();
+    let cases: Vec<(Vec<&str>, Option<&str>, &str)> = vec![
+        // Refused by the plan, the format parsed.
+        (
+            vec!["wait", "--log-format", "json", "--status", "500", &closed],
+            None,
+            "--status does nothing",
+        ),
+        // Refused while the command line is read: the format read from the words typed.
+        (
+            vec!["--log-format=json", "wait", "--bogus", &closed],
+            None,
+            "'--bogus'",
+        ),
+        (
+            vec!["wait", "--log-format", "json", "-t", "1h30", &closed],
+            None,
+            "1h30m",
+        ),
+        // From the environment, before and after the command line is read.
+        (
+            vec!["-t", "3s", "wait", &closed],
+            Some("json"),
+            "put it after the command",
+        ),
+        (
+            vec!["wait", "--contains", "x", &closed],
+            Some("json"),
+            "--contains does nothing",
+        ),
+    ];
+    for (args, variable, said) in cases {
+        let mut command = readygate(&args);
+        if let Some(format) = variable {
+            command.env("READYGATE_LOG_FORMAT", format);
+        }
+        let outcome = command.outcome();
+        outcome.expect_code(2);
+        let lines = parsed(&outcome.stderr);
+        assert_eq!(lines.len(), 1, "{args:?}: {}", outcome.stderr);
+        assert_eq!(lines[0]["event"], "error", "{args:?}");
+        assert_eq!(lines[0]["status"], 2, "{args:?}");
+        let message = lines[0]["message"].as_str().unwrap();
+        assert!(message.contains(said), "{args:?}: {message}");
+    }
+    // An unknown format cannot be known: the one text line.
+    let outcome = readygate(["wait", "--log-format", "xml", &closed]).outcome();
+    outcome
+        .expect_code(2)
+        .expect_stderr("readygate: invalid value 'xml'");
+}
+
+#[test]
+fn the_waiting_line_carries_each_targets_last_reason() {
+    let server = HttpServer::start(|_, _| Answer::status(503));
+    let url = server.url("/ready");
+    let closed = closed_addr().to_string();
+    // The line comes every 5 s: a 6 s deadline gives one.
+    let args = ["wait", "--log-format", "json", "-t", "6s", &closed, &url];
+    let outcome = readygate(args).outcome();
+    outcome.expect_code(1);
+    let lines = parsed(&outcome.stderr);
+    let still: Vec<&Value> = of(&lines, "waiting")
+        .into_iter()
+        .filter(|line| {
+            line["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("still waiting")
+        })
+        .collect();
+    assert!(!still.is_empty(), "{}", outcome.stderr);
+    let reasons = still[0]["reasons"].as_array().expect("reasons is an array");
+    assert_eq!(reasons.len(), 2, "{}", still[0]);
+    assert_eq!(reasons[0]["target"], closed.as_str());
+    assert_eq!(reasons[0]["reason"], "connection refused");
+    assert_eq!(reasons[1]["target"], url.as_str());
+    assert_eq!(reasons[1]["reason"], "status 503");
+}
