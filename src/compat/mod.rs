@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use tokio::runtime::Runtime;
 
-use crate::engine::{self, Attempt, Condition, Policy};
+use crate::engine::{self, Attempt, Condition, Policy, Schedule};
 use crate::error::Failure;
 use crate::kind::{Check, CheckWatch};
 use crate::net::endpoint::Endpoint;
@@ -109,9 +109,9 @@ enum Gate {
 impl Condition for Gate {
     type Watch = CheckWatch;
 
-    fn watch(&self) -> CheckWatch {
+    fn watch(&self, schedule: Schedule) -> CheckWatch {
         match self {
-            Gate::Check(check) => check.watch(),
+            Gate::Check(check) => check.watch(schedule),
             Gate::Port(..) | Gate::Never(_) => None,
         }
     }

@@ -28,8 +28,9 @@ pub trait Condition: Send + Sync + 'static {
     /// Notices changes between attempts (file-system events); `None` for most kinds.
     type Watch: Watch;
 
-    /// Starts watching for changes, before the first attempt so none is missed.
-    fn watch(&self) -> Self::Watch;
+    /// Starts watching for changes, before the first attempt so none is missed; a watch that
+    /// asks a server for its changes spaces its own requests by the target's `schedule`.
+    fn watch(&self, schedule: Schedule) -> Self::Watch;
 
     /// One attempt, which ends at `at`'s end; `Err` says why the target is not ready, and
     /// whether it ever can be ([`Failure::Never`]). The engine bounds its duration, and reads
@@ -254,7 +255,7 @@ async fn target_loop<C: Condition>(
     progress: &Mutex<Progress>,
 ) -> bool {
     // One attempt only (`probe`) has nothing to be woken for: no watch to set up and close.
-    let mut watch = (policy.max_attempts != Some(1)).then(|| condition.watch());
+    let mut watch = (policy.max_attempts != Some(1)).then(|| condition.watch(backoff.schedule()));
     let mut streak = 0;
     let mut attempts = 0;
     // With a `stable_for`: when the run of good attempts began.

@@ -57,6 +57,11 @@ impl Backoff {
         }
     }
 
+    /// The schedule these delays follow.
+    pub fn schedule(&self) -> Schedule {
+        self.schedule
+    }
+
     /// The cap on the delays.
     pub fn max(&self) -> Duration {
         self.schedule.max

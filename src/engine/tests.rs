@@ -88,7 +88,7 @@ impl Watch for FiresAt {
 impl Condition for Scripted {
     type Watch = Option<FiresAt>;
 
-    fn watch(&self) -> Option<FiresAt> {
+    fn watch(&self, _: Schedule) -> Option<FiresAt> {
         self.watches.fetch_add(1, Ordering::SeqCst);
         self.fires_at.map(|at| FiresAt(self.start + at))
     }

@@ -35,7 +35,7 @@ pub use crate::net::endpoint::{Endpoint, Host};
 pub use http::redirect::Redirects;
 use url_parts::TargetUrl;
 
-use crate::engine::{Attempt, Condition};
+use crate::engine::{Attempt, Condition, Schedule};
 use crate::error::Failure;
 use crate::header::Header;
 use crate::matcher::Matcher;
@@ -269,13 +269,14 @@ impl crate::engine::Watch for Watches {
 impl Condition for Check {
     type Watch = CheckWatch;
 
-    fn watch(&self) -> CheckWatch {
+    fn watch(&self, schedule: Schedule) -> CheckWatch {
         let path = match &self.target.kind {
             Kind::File(path) => path,
             Kind::K8s(target) => {
                 let (context, feed) = (self.context.clone(), self.feed.clone());
                 let name = self.target.to_string();
-                return k8s::Watcher::start(target, context, feed, name).map(Watches::K8s);
+                return k8s::Watcher::start(target, context, feed, name, schedule)
+                    .map(Watches::K8s);
             }
             _ => return None,
         };

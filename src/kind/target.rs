@@ -7,7 +7,6 @@ use std::path::PathBuf;
 
 use super::url_parts::TargetUrl;
 use super::{Kind, SCHEMES};
-use crate::net::endpoint::Endpoint;
 use crate::redact::quoted;
 
 pub use crate::secrets::redact_userinfo;
@@ -108,7 +107,7 @@ fn parse_kind(text: &str) -> Result<Kind, String> {
     let Some((written, rest)) = text.split_once("://") else {
         return Ok(match text.starts_with('/') || text.starts_with("./") {
             true => Kind::File(PathBuf::from(text)),
-            false => Kind::Tcp(Endpoint::parse(text, None)?),
+            false => Kind::Tcp(super::tcp::endpoint(text)?),
         });
     };
     let scheme = written.to_ascii_lowercase();

@@ -11,7 +11,16 @@ use crate::net::transport::connect_tcp;
 /// Parses a `tcp://` URL (a trailing `/` is allowed).
 pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
     let rest = url.rest.strip_suffix('/').unwrap_or(url.rest);
-    Endpoint::parse(rest, None).map(Kind::Tcp)
+    endpoint(rest).map(Kind::Tcp)
+}
+
+/// `HOST:PORT` of a TCP target, with or without its scheme. A user or password is refused by
+/// name: a TCP check only connects, and nothing else would say why `user:pass@` is wrong.
+pub fn endpoint(text: &str) -> Result<Endpoint, String> {
+    if text.contains('@') {
+        return Err("TCP targets take no USER:PASSWORD@ (a TCP check only connects)".into());
+    }
+    Endpoint::parse(text, None)
 }
 
 /// One attempt: connect (to every address the host resolves to, by `resolver` within `at`),

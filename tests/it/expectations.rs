@@ -159,6 +159,48 @@ fn header_matches_in_process() {
     .expect_code(0);
 }
 
+#[test]
+fn a_wait_on_a_header_ends_when_the_header_comes_and_any_of_its_values_will_do() {
+    // No header for the first two answers, then one that does not match, then two values of
+    // which the second matches.
+    let server = HttpServer::start(|_, n| match n {
+        0..=1 => Answer::body("{}"),
+        2 => Answer::body("{}").header("X-Ready", "no"),
+        _ => Answer::body("{}")
+            .header("X-Ready", "no")
+            .header("X-Ready", "yes"),
+    });
+    let out = readygate([
+        "wait",
+        "-v",
+        "-t",
+        "20s",
+        "--header-matches",
+        "x-ready: ^yes$",
+    ])
+    .arg(server.url("/"))
+    .outcome();
+    out.expect_code(0)
+        .expect_stderr("no header x-ready")
+        .expect_stderr(r#"header x-ready "no" did not match "^yes$""#);
+    assert_eq!(server.hits(), 4, "ready at the first answer that has it");
+}
+
+#[test]
+fn a_json_value_that_is_no_json_text_names_its_field() {
+    // A lone UTF-16 surrogate: valid to skip over, not a string once read.
+    let server = HttpServer::start(|_, _| Answer::body(r#"{"status":"\ud800"}"#));
+    let url = server.url("/health");
+    let out = readygate(["probe", "--json-field", "status=UP", &url]).outcome();
+    out.expect_code(1);
+    assert!(
+        out.stdout
+            .starts_with(&format!("{url}: JSON field status is not JSON: ")),
+        "{}",
+        out.stdout
+    );
+}
+
 /// nginx serving `{dir}/health.json` as the file is at each request.
 const SITE: &str = "
 server {

@@ -26,6 +26,7 @@ mod json_logs;
 mod k8s;
 mod k8s_bounds;
 mod k8s_watch;
+mod k8s_watch_hostile;
 mod kubelet_parity;
 mod lines;
 mod logging;

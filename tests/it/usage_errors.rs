@@ -328,3 +328,38 @@ fn the_last_of_a_repeated_option_wins() {
         outcome.stderr
     );
 }
+
+#[test]
+fn tcp_targets_with_a_user_or_password_are_told_they_take_none() {
+    for target in [
+        "tcp://user:hunter2@db:5432",
+        "tcp://user@db:5432",
+        "user:hunter2@db:5432",
+    ] {
+        let outcome = readygate(["wait", target]).outcome();
+        outcome
+            .expect_code(2)
+            .expect_stderr("TCP targets take no USER:PASSWORD@ (a TCP check only connects)");
+        let line = outcome.stderr.trim_end();
+        assert!(!line.contains('\n'), "{target}: {line}");
+        for misleading in ["hunter2", "brackets", "invalid host name"] {
+            assert!(!line.contains(misleading), "{target}: {line}");
+        }
+    }
+}
+
+#[test]
+fn a_folder_among_the_targets_is_a_target_not_a_forgotten_command() {
+    use std::os::unix::fs::PermissionsExt;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let open = listener.local_addr().unwrap().to_string();
+    // `wait db:5432 /srv/data`: a folder has its x bits set, as an executable file has.
+    let folder = crate::support::TempDir::new();
+    let mode = std::fs::metadata(&folder.0).unwrap().permissions().mode();
+    assert_ne!(mode & 0o111, 0, "{mode:o}");
+    let path = folder.0.display().to_string();
+    let outcome = readygate(["wait", "-t", "5s", &open, &path]).outcome();
+    outcome.expect_code(0);
+    assert!(!outcome.stderr.contains(FORGOT), "{}", outcome.stderr);
+    assert!(!outcome.stderr.contains("executable"), "{}", outcome.stderr);
+}

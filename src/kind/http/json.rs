@@ -41,7 +41,13 @@ pub fn judge(body: &[u8], field: &JsonField) -> Result<(), String> {
             Shape::of(raw)
         )),
         (Some(expected), b'"') => {
-            let text: String = serde_json::from_str(raw).map_err(|e| e.to_string())?;
+            // Read as a value only here: a lone UTF-16 surrogate (`"\ud800"`) is not JSON text.
+            let text: String = serde_json::from_str(raw).map_err(|e| {
+                format!(
+                    "JSON field {field} is not JSON: {}",
+                    peer_text(&e.to_string())
+                )
+            })?;
             match text == *expected {
                 true => Ok(()),
                 false => Err(format!(

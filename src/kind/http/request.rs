@@ -12,7 +12,7 @@ use hyper::{Method, Request, Uri};
 
 use super::HttpTarget;
 use crate::header::Header;
-use crate::redact::quoted;
+use crate::redact::peer_text;
 
 /// The `User-Agent` readygate sends unless `-H` says otherwise.
 pub const AGENT: &str = concat!("readygate/", env!("CARGO_PKG_VERSION"));
@@ -43,7 +43,7 @@ pub fn build(
     carry: Carry,
 ) -> Result<Request<Empty<Bytes>>, String> {
     let uri = Uri::try_from(target.path.as_str())
-        .map_err(|_| format!("invalid request path {}", quoted(&target.path)))?;
+        .map_err(|_| format!("invalid request path \"{}\"", peer_text(&target.path)))?;
     let host = HeaderValue::from_str(&target.authority).map_err(|_| "invalid host")?;
     let mut request = Request::new(Empty::new());
     *request.uri_mut() = uri;

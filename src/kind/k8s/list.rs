@@ -48,7 +48,7 @@ pub trait Listed: DeserializeOwned {
 /// A list answer: the version a watch of it starts from, and its items.
 pub fn read<T: Listed>(body: &[u8]) -> Result<(Option<String>, Items), Failure> {
     let list: List<T> = parse(body)?;
-    let version = Some(list.metadata.resource_version).filter(|v| !v.is_empty());
+    let version = super::watch::usable(list.metadata.resource_version);
     let items = list.items.iter().map(|o| (key(o.name()), o.item()));
     Ok((version, Items(items.collect())))
 }

@@ -1,6 +1,8 @@
 //! Label selectors (`app=web,tier!=db,env in (a,b),!canary`): checked at parse time, so a typo
 //! is a usage error rather than a `400` on every attempt.
 
+use std::collections::BTreeMap;
+
 use crate::redact::quoted;
 
 /// Checks `text` against the API's label selector grammar: requirements separated by commas,
@@ -63,6 +65,36 @@ fn requirement_ok(requirement: &str) -> Result<(), String> {
     key_ok(requirement)
 }
 
+/// Whether an object with `labels` is one `selector` (validated) picks, as the API server
+/// decides it: `KEY!=V` and `KEY notin (…)` also pick an object without KEY.
+pub fn matches(selector: &str, labels: &BTreeMap<String, String>) -> bool {
+    let Ok(requirements) = split_top_level(selector) else {
+        return false;
+    };
+    requirements.iter().all(|r| meets(r.trim(), labels))
+}
+
+/// Whether `labels` meet one requirement of a selector.
+fn meets(requirement: &str, labels: &BTreeMap<String, String>) -> bool {
+    if let Some(key) = requirement.strip_prefix('!') {
+        return !labels.contains_key(key.trim());
+    }
+    let value_of = |key: &str| labels.get(key.trim()).map(String::as_str);
+    for (operator, equal) in [("!=", false), ("==", true), ("=", true)] {
+        if let Some((key, value)) = requirement.split_once(operator) {
+            return (value_of(key) == Some(value.trim())) == equal;
+        }
+    }
+    for (operator, inside) in [(" notin ", false), (" in ", true)] {
+        if let Some((key, values)) = requirement.split_once(operator) {
+            let values = values.trim().trim_start_matches('(').trim_end_matches(')');
+            let listed = value_of(key).is_some_and(|v| values.split(',').any(|x| x.trim() == v));
+            return listed == inside;
+        }
+    }
+    labels.contains_key(requirement)
+}
+
 /// `[PREFIX/]NAME`: PREFIX a DNS subdomain, NAME a label name.
 fn key_ok(key: &str) -> Result<(), String> {
     let (prefix, name) = key.rsplit_once('/').unwrap_or(("", key));
@@ -119,6 +151,33 @@ mod tests {
             "app=",
         ] {
             validate(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+        }
+    }
+
+    #[test]
+    fn objects_are_picked_as_the_api_server_picks_them() {
+        let labels: BTreeMap<String, String> = [("app", "web"), ("env", "prod")]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .into();
+        for (selector, picked) in [
+            ("app=web", true),
+            ("app==web,env=prod", true),
+            ("app=db", false),
+            ("app!=db", true),
+            ("tier!=db", true),
+            ("app!=web", false),
+            ("env in (prod, staging)", true),
+            ("env in (staging)", false),
+            ("env notin (staging)", true),
+            ("tier notin (a)", true),
+            ("env notin (prod)", false),
+            ("app", true),
+            ("tier", false),
+            ("!tier", true),
+            ("!app", false),
+            ("app=web,tier", false),
+        ] {
+            assert_eq!(matches(selector, &labels), picked, "{selector}");
         }
     }
 

@@ -6,6 +6,8 @@
 //! retrying: when the watch breaks, attempts fall back to GETs on the target's schedule, and
 //! each GET restarts the watch.
 
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -25,8 +27,9 @@ use super::list::{self, Item, Items};
 use super::object::clip;
 use super::request::Query::{Get, List};
 use super::request::{api_group, collection, connect, request, MAX_ANSWER};
+use super::selector;
 use super::{absent, judge, judge_list, list_item, namespace, source, Judgement, K8sTarget};
-use crate::engine::{Attempt, Watch};
+use crate::engine::{Attempt, Backoff, Schedule, Watch};
 use crate::error::{describe_error, Failure};
 use crate::kind::http::roundtrip;
 use crate::kind::Context;
@@ -37,6 +40,10 @@ use crate::percent::encode_query_value;
 /// that pods started together do not come back together): a quiet object costs one request
 /// per 4 to 8 minutes.
 const WATCH_SECONDS: u64 = 240;
+
+/// The longest `resourceVersion` used: the API server's are decimal numbers (etcd's revision);
+/// a longer one is not put in a request, a reason or a log line, and the target is polled.
+const MAX_VERSION: usize = 300;
 
 /// What the watch has learnt, shared by the attempts and the task that reads the stream.
 #[derive(Default)]
@@ -154,16 +161,19 @@ pub struct Watcher {
 }
 
 impl Watcher {
-    /// Starts following `target` for the engine; `name` labels the warning of a refused watch.
+    /// Starts following `target` for the engine; `name` labels the watch's warnings, and
+    /// `schedule` (the target's) spaces the requests of a watch the server keeps ending.
     pub fn start(
         target: &K8sTarget,
         context: Arc<Context>,
         feed: Arc<Feed>,
         name: String,
+        schedule: Schedule,
     ) -> Option<Watcher> {
         context.options.k8s.as_ref()?;
         feed.state().watching = true;
-        let follow = follow(target.clone(), context, feed.clone(), name);
+        let pace = Pace::new(schedule);
+        let follow = follow(target.clone(), context, feed.clone(), name, pace);
         let task = tokio::spawn(follow);
         Some(Watcher { feed, task })
     }
@@ -204,11 +214,54 @@ struct Reader<'a> {
     /// The namespace watched, for the reasons.
     ns: &'a str,
     feed: &'a Feed,
+    /// An event about another object was told of (once per target and run).
+    stray_told: AtomicBool,
+}
+
+/// Spaces the requests of a watch the server keeps ending early (a proxy that ends each stream
+/// after one event, `410 Gone` every time): from the second short watch in a row on, each
+/// request the watch makes or causes (a new watch, a re-list's GET) first waits one delay of
+/// the target's schedule, growing as polling's would. So past the first few requests the
+/// server is asked no more often than polling would ask it; a watch that lasts starts over.
+struct Pace {
+    backoff: Backoff,
+    /// Watches in a row that ended before half their span.
+    short: u32,
+}
+
+impl Pace {
+    fn new(schedule: Schedule) -> Pace {
+        let backoff = Backoff::new(schedule, fastrand::u64(..));
+        Pace { backoff, short: 0 }
+    }
+
+    /// A watch asked to last `span` ended after `lasted`.
+    fn ended(&mut self, lasted: Duration, span: Duration) {
+        if lasted >= span / 2 {
+            self.short = 0;
+            self.backoff.reset();
+        } else {
+            self.short = self.short.saturating_add(1);
+        }
+    }
+
+    /// Waits before the next request, while the watches keep ending early.
+    async fn wait(&mut self) {
+        if self.short >= 2 {
+            sleep(self.backoff.next_delay()).await;
+        }
+    }
 }
 
 /// Follows the object (or list) from each version the attempts' GETs give, until dropped (the
-/// engine's deadline) or the watch is refused.
-async fn follow(target: K8sTarget, context: Arc<Context>, feed: Arc<Feed>, name: String) {
+/// engine's deadline) or the watch is refused; `pace` spaces the requests.
+async fn follow(
+    target: K8sTarget,
+    context: Arc<Context>,
+    feed: Arc<Feed>,
+    name: String,
+    mut pace: Pace,
+) {
     let Some(cluster) = context.options.k8s.as_ref() else {
         return;
     };
@@ -226,9 +279,11 @@ async fn follow(target: K8sTarget, context: Arc<Context>, feed: Arc<Feed>, name:
         target: &target,
         ns,
         feed: &feed,
+        stray_told: AtomicBool::new(false),
     };
     loop {
         let version = feed.version().await;
+        pace.wait().await;
         let seconds = WATCH_SECONDS + fastrand::u64(..WATCH_SECONDS);
         // Without a version the API server starts at its most recent one and first sends the
         // object as `ADDED` if it exists by then, so a creation after the GET is not missed.
@@ -246,10 +301,14 @@ async fn follow(target: K8sTarget, context: Arc<Context>, feed: Arc<Feed>, name:
             collection(resource, ns),
         );
         let span = Duration::from_secs(seconds);
-        match once(cluster, &context.resolver, path, &reader, span).await {
+        let started = Instant::now();
+        let ended = once(cluster, &context.resolver, path, &reader, span).await;
+        pace.ended(started.elapsed(), span);
+        match ended {
             Ended::Resume => tracing::debug!("{name}: the watch ended; resuming"),
             Ended::Gone => {
                 tracing::debug!("{name}: the watch's version is gone; re-listing");
+                pace.wait().await;
                 feed.relist(None);
             }
             Ended::Forbidden => {
@@ -259,6 +318,7 @@ async fn follow(target: K8sTarget, context: Arc<Context>, feed: Arc<Feed>, name:
                     List(_) => (plural.to_string(), "list"),
                 };
                 tracing::warn!(
+                    target = name,
                     "{name}: forbidden: watch {what} in {ns}; polling with {verb} instead — \
                      grant watch on {plural}{group} to the pod's service account"
                 );
@@ -273,10 +333,12 @@ async fn follow(target: K8sTarget, context: Arc<Context>, feed: Arc<Feed>, name:
                      the object is missing"
                 );
                 feed.state().polls_missing = true;
+                pace.wait().await;
                 feed.relist(None);
             }
             Ended::Refused(failure) | Ended::Broke(failure) => {
                 tracing::debug!("{name}: the watch broke: {failure}");
+                pace.wait().await;
                 feed.relist(Some(failure));
             }
         }
@@ -412,11 +474,30 @@ fn event(line: &[u8], reader: &Reader) -> Option<Ended> {
     let Reader {
         target, ns, feed, ..
     } = *reader;
-    let Ok(event) = serde_json::from_slice::<Event>(line) else {
+    let unexpected = || {
         let failure = "unexpected watch event from the API server".to_string();
-        return Some(Ended::Broke(failure.into()));
+        Some(Ended::Broke(failure.into()))
+    };
+    let Ok(event) = serde_json::from_slice::<Event>(line) else {
+        return unexpected();
     };
     let object = event.object.get().as_bytes();
+    if matches!(event.kind, "ADDED" | "MODIFIED" | "DELETED") {
+        let Ok(Identity { metadata }) = serde_json::from_slice(object) else {
+            return unexpected();
+        };
+        if let Some(other) = stray(target, ns, &metadata) {
+            if !reader.stray_told.swap(true, Ordering::Relaxed) {
+                let name = reader.name;
+                tracing::warn!(
+                    target = name,
+                    "{name}: ignored an event about {other}, which the watch did not ask for \
+                     (the API server, or a proxy, does not apply the watch's selector)"
+                );
+            }
+            return None;
+        }
+    }
     let listed = matches!(source(target).1, List(_));
     let changed = match event.kind {
         "ADDED" | "MODIFIED" | "DELETED" if listed => {
@@ -460,6 +541,44 @@ fn event(line: &[u8], reader: &Reader) -> Option<Ended> {
     changed.err().map(Ended::Broke)
 }
 
+/// Who an event's object is: what tells the object (or the list's items) the watch asked for
+/// from any other.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Identity {
+    metadata: Named,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Named {
+    name: String,
+    namespace: String,
+    /// Absent: the server did not say, and a list's item is taken as its selector's.
+    labels: Option<BTreeMap<String, String>>,
+}
+
+/// `Some(which object it is)` when an event is about an object the watch did not ask for:
+/// another name or namespace, or (for a list) labels its selector does not pick. A server or
+/// proxy that ignores the watch's selector must not decide the target.
+fn stray(target: &K8sTarget, ns: &str, named: &Named) -> Option<String> {
+    let (resource, query) = source(target);
+    let asked = match &query {
+        Get(name) => named.name == *name,
+        List(wanted) => named
+            .labels
+            .as_ref()
+            .map_or(true, |labels| selector::matches(wanted, labels)),
+    };
+    let plural = resource.2;
+    let other = format!(
+        "{plural}/{} in {}",
+        clip(&named.name),
+        clip(&named.namespace)
+    );
+    (!asked || named.namespace != ns).then_some(other)
+}
+
 /// An `ERROR` event's object.
 #[derive(Default, Deserialize)]
 #[serde(default)]
@@ -480,7 +599,20 @@ pub fn version(object: &[u8]) -> Option<String> {
         resource_version: String,
     }
     let versioned: Versioned = serde_json::from_slice(object).ok()?;
-    Some(versioned.metadata.resource_version).filter(|v| !v.is_empty())
+    let version = versioned.metadata.resource_version;
+    usable(version)
+}
+
+/// A `resourceVersion` fit to watch from: not empty, and at most [`MAX_VERSION`] long.
+pub fn usable(version: String) -> Option<String> {
+    match version.len() {
+        0 => None,
+        n if n > MAX_VERSION => {
+            tracing::debug!("a resourceVersion of {n} bytes from the API server: not used");
+            None
+        }
+        _ => Some(version),
+    }
 }
 
 #[cfg(test)]
@@ -546,6 +678,7 @@ mod tests {
             target: &target,
             ns: "shop",
             feed: &feed,
+            stray_told: AtomicBool::new(false),
         };
         events(body, &reader, SPAN, Duration::from_secs(2)).await
     }

@@ -69,8 +69,13 @@ struct State {
     version: u64,
     /// Every change, as a watch sends it: `(version, key, event type, object)`.
     changes: Vec<(u64, Key, &'static str, Value)>,
-    /// How the next watches are answered, one entry each; then [`Watching::Follow`].
+    /// How the next watches are answered, one entry each; then `always`.
     watches: VecDeque<Watching>,
+    /// How every watch is answered once `watches` is used up; `None`: [`Watching::Follow`].
+    always: Option<Watching>,
+    /// Set: a watch carries every object of its resource, in every namespace, whatever its
+    /// selector asks, as a server or proxy that ignores the selector.
+    ignores_selectors: bool,
 }
 
 /// `(API prefix, resource, namespace, name)`.
@@ -100,6 +105,13 @@ pub enum Watching {
     Endless,
     /// `ADDED` events of ever new pods with names of 250 bytes, for as long as the client reads.
     Flood,
+    /// What is watched as it is now, as one `MODIFIED` event (the first object for a list),
+    /// then the end of the stream.
+    Current,
+    /// 200, then the end of the stream at once, with no event.
+    End,
+    /// 200 and a blank line, then the connection dropped mid-answer.
+    Dropped,
 }
 
 /// A running stand-in; it stops with the test process.
@@ -275,6 +287,18 @@ impl ApiServer {
         self.state.lock().unwrap().watches.extend(plan);
     }
 
+    /// Answers every watch request as `plan` says, once those of [`ApiServer::watches`] are
+    /// used up.
+    pub fn always(&self, plan: Watching) {
+        self.state.lock().unwrap().always = Some(plan);
+    }
+
+    /// From now on, a watch carries every object of its resource in every namespace, whatever
+    /// its selector asks (as a server or proxy that ignores it).
+    pub fn ignore_selectors(&self) {
+        self.state.lock().unwrap().ignores_selectors = true;
+    }
+
     /// The watch requests seen so far, with the resourceVersion each asked for.
     pub fn watch_versions(&self) -> Vec<String> {
         self.seen()
@@ -436,7 +460,9 @@ fn watch(state: &Arc<Mutex<State>>, request: &Request<Incoming>) -> Option<Respo
         );
         return Some(respond(403, status(403, "Forbidden", &message, json!({}))));
     }
-    let plan = locked.watches.pop_front().unwrap_or(Watching::Follow);
+    let always = locked.always.unwrap_or(Watching::Follow);
+    let plan = locked.watches.pop_front().unwrap_or(always);
+    let everything = locked.ignores_selectors;
     let now = locked.version;
     let from: Option<u64> = from.map(|v| v.parse().expect("a resourceVersion the stand-in gave"));
     // As kube-apiserver 1.34 on an etcd that cannot report its progress: a watch from now with
@@ -447,6 +473,9 @@ fn watch(state: &Arc<Mutex<State>>, request: &Request<Incoming>) -> Option<Respo
         _ => plan,
     };
     let watched = move |key: &Key, object: &Value| {
+        if everything {
+            return (&key.0, &key.1) == (&prefix, &resource);
+        }
         (&key.0, &key.1, &key.2) == (&prefix, &resource, &namespace)
             && match &selects {
                 Selects::Name(name) => key.3 == *name,
@@ -474,9 +503,20 @@ fn watch(state: &Arc<Mutex<State>>, request: &Request<Incoming>) -> Option<Respo
             json!(null),
         )
     };
+    // What is watched as it is now, for a watch that sends it once.
+    let current = locked
+        .objects
+        .iter()
+        .find(|(key, stored)| watched(key, &stored.body))
+        .map(|(_, stored)| stored.body.clone());
     match plan {
         Watching::Stall => return None,
         Watching::Gone => return Some(respond(410, gone())),
+        Watching::Dropped => {
+            let mut response = respond(200, json!(null));
+            *response.body_mut() = Answer::Dropped(false);
+            return Some(response);
+        }
         _ => {}
     }
     let (lines, stream) = tokio::sync::mpsc::channel::<Bytes>(4);
@@ -492,6 +532,15 @@ fn watch(state: &Arc<Mutex<State>>, request: &Request<Incoming>) -> Option<Respo
             }
         }
         match plan {
+            Watching::End => return,
+            Watching::Current => {
+                if let Some(object) = current {
+                    let _ = lines
+                        .send(line(json!({"type": "MODIFIED", "object": object})))
+                        .await;
+                }
+                return;
+            }
             Watching::GoneEvent => {
                 let _ = lines
                     .send(line(json!({"type": "ERROR", "object": gone()})))
@@ -578,18 +627,29 @@ fn watch(state: &Arc<Mutex<State>>, request: &Request<Incoming>) -> Option<Respo
 pub enum Answer {
     Full(Full<Bytes>),
     Stream(tokio::sync::mpsc::Receiver<Bytes>),
+    /// A blank line, then an error, on which the server drops the connection; `true` once the
+    /// line is sent.
+    Dropped(bool),
 }
 
 impl Body for Answer {
     type Data = Bytes;
-    type Error = Infallible;
+    type Error = std::io::Error;
 
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
         match self.get_mut() {
-            Answer::Full(full) => Pin::new(full).poll_frame(cx),
+            Answer::Full(full) => Pin::new(full).poll_frame(cx).map_err(|e| match e {}),
+            Answer::Dropped(sent @ false) => {
+                *sent = true;
+                Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(b"\n")))))
+            }
+            Answer::Dropped(true) => {
+                let reset = std::io::ErrorKind::ConnectionReset;
+                Poll::Ready(Some(Err(std::io::Error::new(reset, "dropped mid-answer"))))
+            }
             Answer::Stream(lines) => lines
                 .poll_recv(cx)
                 .map(|line| line.map(|l| Ok(Frame::data(l)))),
