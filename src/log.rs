@@ -3,11 +3,13 @@
 pub mod json;
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use tracing::level_filters::LevelFilter;
 use tracing::subscriber::set_global_default;
 use tracing_subscriber::filter::Targets;
-use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 
 /// How much to log, and how.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,24 +75,69 @@ pub fn init(settings: LogSettings) {
     let _ = match settings.format {
         LogFormat::Text => {
             let filter = filter.with_target(JSON_ONLY, LevelFilter::OFF);
-            set_global_default(builder.fmt_fields(one_line_fields()).finish().with(filter))
+            let subscriber = builder.fmt_fields(one_line_fields()).finish();
+            set_global_default(subscriber.with(filter).with(LibraryCap::default()))
         }
         // JSON strings escape control characters themselves.
         LogFormat::Json => {
             JSON.store(true, Relaxed);
             let builder = builder.event_format(json::JsonFormat);
-            set_global_default(builder.finish().with(filter))
+            set_global_default(builder.finish().with(filter).with(LibraryCap::default()))
         }
     };
 }
 
 /// Readygate's own events pass at the chosen level; the libraries below it (hyper, h2, rustls)
-/// speak at `warn` and above, so `-v` shows attempts, not HTTP/2 frames.
+/// speak only with `-v`, at `warn` and above: what they say is often a peer's doing (a client
+/// of `serve` resetting streams), and no peer may write the default log.
 fn filter(level: tracing::Level) -> Targets {
     let level = LevelFilter::from_level(level);
+    let libraries = match level >= LevelFilter::DEBUG {
+        true => LevelFilter::WARN,
+        false => LevelFilter::OFF,
+    };
     Targets::new()
         .with_target(env!("CARGO_CRATE_NAME"), level)
-        .with_default(level.min(LevelFilter::WARN))
+        .with_default(libraries)
+}
+
+/// Most lines the libraries may write per [`LIBRARY_WINDOW`], at `-v`.
+const LIBRARY_LINES: u32 = 10;
+
+/// The window [`LIBRARY_LINES`] counts in.
+const LIBRARY_WINDOW: Duration = Duration::from_secs(60);
+
+/// Drops the libraries' lines past [`LIBRARY_LINES`] a window: a peer that makes hyper or h2
+/// complain on every connection cannot rotate readygate's own lines away, even at `-v`.
+#[derive(Default)]
+struct LibraryCap {
+    /// When the current window started, and how many library lines it has let through.
+    window: Mutex<Option<(Instant, u32)>>,
+}
+
+impl<S: tracing::Subscriber> Layer<S> for LibraryCap {
+    fn event_enabled(&self, event: &tracing::Event<'_>, _: Context<'_, S>) -> bool {
+        let target = event.metadata().target();
+        let crate_name = env!("CARGO_CRATE_NAME");
+        if target
+            .strip_prefix(crate_name)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+        {
+            return true;
+        }
+        let Ok(mut window) = self.window.lock() else {
+            return false;
+        };
+        let now = Instant::now();
+        let (started, lines) = match *window {
+            Some((started, lines)) if now.duration_since(started) < LIBRARY_WINDOW => {
+                (started, lines)
+            }
+            _ => (now, 0),
+        };
+        *window = Some((started, lines + 1));
+        lines < LIBRARY_LINES
+    }
 }
 
 /// The text format's fields: the message alone (the other fields are for JSON lines, and the
@@ -145,13 +192,36 @@ mod tests {
     }
 
     #[test]
-    fn readygate_logs_at_its_level_and_libraries_at_warn() {
+    fn readygate_logs_at_its_level_and_libraries_only_with_v() {
         use tracing::Level;
-        let (warn, debug) = (filter(Level::WARN), filter(Level::DEBUG));
-        assert!(!warn.would_enable("readygate", &Level::INFO));
-        assert!(!warn.would_enable("hyper", &Level::DEBUG));
-        assert!(warn.would_enable("hyper", &Level::WARN));
+        let (info, debug) = (filter(Level::INFO), filter(Level::DEBUG));
+        assert!(info.would_enable("readygate", &Level::INFO));
+        assert!(!info.would_enable("readygate", &Level::DEBUG));
+        assert!(!info.would_enable("h2", &Level::WARN));
+        assert!(!info.would_enable("hyper", &Level::ERROR));
         assert!(debug.would_enable("readygate::engine", &Level::DEBUG));
+        assert!(debug.would_enable("h2", &Level::WARN));
         assert!(!debug.would_enable("h2", &Level::INFO));
+    }
+
+    #[test]
+    fn the_libraries_lines_are_capped_and_readygate_own_are_not() {
+        let (mut reader, writer) = UnixStream::pair().unwrap();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(Arc::new(writer))
+            .with_ansi(false)
+            .finish()
+            .with(LibraryCap::default());
+        tracing::subscriber::with_default(subscriber, || {
+            for n in 0..100 {
+                tracing::warn!(target: "h2::proto", "reset {n}");
+                tracing::warn!("own {n}");
+            }
+        });
+        let mut text = String::new();
+        reader.read_to_string(&mut text).unwrap();
+        let count = |word: &str| text.lines().filter(|l| l.contains(word)).count();
+        assert_eq!(count(" reset "), LIBRARY_LINES as usize, "{text}");
+        assert_eq!(count(" own "), 100);
     }
 }

@@ -1,6 +1,7 @@
 //! What a request is answered: `/ready` (every target), `/ready/NAME` (a group), `/livez`, and
 //! gRPC health calls (`grpc.rs`); GET and HEAD only. A body has one line per target, `TARGET:
-//! ready` or `TARGET: REASON`, each clipped and redacted as log lines are.
+//! ready` or `TARGET: REASON`, each clipped and redacted as log lines are. A request is read
+//! whole first (`read`), then answered (`respond`): only the second is readygate's own work.
 
 use std::convert::Infallible;
 
@@ -66,8 +67,21 @@ impl App {
     }
 }
 
-/// Answers one request.
-pub async fn answer(app: &App, request: Request<Incoming>) -> Response<Body> {
+/// What a request asks readygate to work out: the verdict on some targets.
+pub enum Question<'a> {
+    /// `/ready` or `/ready/NAME`: answered in plain text.
+    Ready(&'a [usize]),
+    /// A gRPC health check: answered `SERVING` or `NOT_SERVING`.
+    Grpc(&'a [usize]),
+}
+
+/// Reads `request` (a gRPC call's message by `body_by`): the question it asks, or its answer
+/// when that needs no target (`/livez`, `404`, `405`, a gRPC call refused).
+pub async fn read<'a>(
+    app: &'a App,
+    request: Request<Incoming>,
+    body_by: tokio::time::Instant,
+) -> Result<Question<'a>, Response<Body>> {
     tracing::debug!(
         event = "request",
         "{} {}",
@@ -75,7 +89,9 @@ pub async fn answer(app: &App, request: Request<Incoming>) -> Response<Body> {
         request.uri().path()
     );
     if is_grpc(&request) {
-        return super::grpc::answer(app, request).await;
+        return super::grpc::read(app, request, body_by)
+            .await
+            .map(Question::Grpc);
     }
     let path = request.uri().path();
     let members = match path {
@@ -88,7 +104,7 @@ pub async fn answer(app: &App, request: Request<Incoming>) -> Response<Body> {
             Some(members) => Some(members),
             None => {
                 let line = format!("no such path: {}\n", crate::redact::one_line(path));
-                return text(app, StatusCode::NOT_FOUND, line);
+                return Err(text(app, StatusCode::NOT_FOUND, line));
             }
         },
     };
@@ -98,10 +114,19 @@ pub async fn answer(app: &App, request: Request<Incoming>) -> Response<Body> {
         response
             .headers_mut()
             .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
-        return response;
+        return Err(response);
     }
-    let Some(members) = members else {
-        return text(app, StatusCode::OK, "ok\n".into());
+    match members {
+        Some(members) => Ok(Question::Ready(members)),
+        None => Err(text(app, StatusCode::OK, "ok\n".into())),
+    }
+}
+
+/// The answer to `question`, after at most one attempt per target.
+pub async fn respond(app: &App, question: Question<'_>) -> Response<Body> {
+    let members = match question {
+        Question::Ready(members) => members,
+        Question::Grpc(members) => return super::grpc::respond(app, members).await,
     };
     let verdict = app.verdict(members).await;
     let status = match verdict.ready {

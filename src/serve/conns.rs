@@ -1,8 +1,9 @@
 //! The cap on open connections. A client that opens connections and sends nothing (or drips
-//! its request) must not lock the kubelet out: at the cap, the oldest connection with no request
-//! in progress is closed to make room; only when every connection is answering a request is
-//! the new one refused.
+//! its request, or its body) must not lock the kubelet out: at the cap, the peer address that
+//! holds the most connections gives one up: its oldest with no answer being worked out, else
+//! its oldest, unless the newcomer's own address holds nearly as many (then it is refused).
 
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -24,7 +25,9 @@ struct State {
 /// One open connection.
 struct Open {
     id: u64,
-    /// Requests it is being answered on now.
+    /// Who opened it (the kubelet's probes come from the node's address, other pods' from theirs).
+    peer: IpAddr,
+    /// Answers readygate is working out for it now (not a request still arriving).
     busy: u32,
     /// Told to close the connection to make room.
     evict: Arc<Notify>,
@@ -39,7 +42,8 @@ pub struct Entry {
     asked: AtomicBool,
 }
 
-/// A request in progress on a connection: while it lives, the connection is not evicted.
+/// An answer being worked out for a connection: while it lives, the connection is evicted only
+/// for a newcomer from a less greedy address.
 pub struct Busy {
     conns: Arc<Conns>,
     id: u64,
@@ -51,19 +55,20 @@ impl Conns {
         Arc::new(Conns { cap, state })
     }
 
-    /// A place for a new connection, making room if need be; `None` when every open
-    /// connection is answering a request.
-    pub fn admit(self: &Arc<Conns>) -> Option<Entry> {
+    /// A place for a new connection from `peer`, making room if need be; `None` when none
+    /// can be made for it.
+    pub fn admit(self: &Arc<Conns>, peer: IpAddr) -> Option<Entry> {
         let mut state = self.lock();
         if state.open.len() >= self.cap {
-            let idle = state.open.iter().position(|open| open.busy == 0)?;
-            state.open.remove(idle).evict.notify_one();
+            let victim = state.victim(peer)?;
+            state.open.remove(victim).evict.notify_one();
         }
         let id = state.next;
         state.next += 1;
         let evict = Arc::new(Notify::new());
         let open = Open {
             id,
+            peer,
             busy: 0,
             evict: evict.clone(),
         };
@@ -99,9 +104,13 @@ impl Entry {
         self.asked.load(Ordering::Relaxed)
     }
 
-    /// Marks a request in progress until the returned guard is dropped.
-    pub fn busy(&self) -> Busy {
+    /// Records that a request came on the connection (its head is whole).
+    pub fn asking(&self) {
         self.asked.store(true, Ordering::Relaxed);
+    }
+
+    /// Marks an answer being worked out until the returned guard is dropped.
+    pub fn busy(&self) -> Busy {
         if let Some(open) = self.conns.lock().find(self.id) {
             open.busy += 1;
         }
@@ -111,6 +120,25 @@ impl Entry {
 }
 
 impl State {
+    /// Which connection makes room for a newcomer from `peer`: one of the address holding the
+    /// most (oldest first among ties), its oldest idle one, else its oldest if that address
+    /// would still hold as many as `peer` after the swap. So one pod's flood, idle or busy,
+    /// never closes the kubelet's connections, and never keeps them out.
+    fn victim(&self, peer: IpAddr) -> Option<usize> {
+        let held = |address: IpAddr| self.open.iter().filter(|o| o.peer == address).count();
+        let most = self.open.iter().map(|open| held(open.peer)).max()?;
+        let greedy = |open: &&Open| held(open.peer) == most;
+        let position = |id: u64| self.open.iter().position(|open| open.id == id);
+        if let Some(idle) = self.open.iter().filter(greedy).find(|o| o.busy == 0) {
+            return position(idle.id);
+        }
+        let oldest = self.open.iter().find(greedy)?;
+        match most > held(peer) + 1 {
+            true => position(oldest.id),
+            false => None,
+        }
+    }
+
     fn find(&mut self, id: u64) -> Option<&mut Open> {
         self.open.iter_mut().find(|open| open.id == id)
     }
@@ -136,23 +164,56 @@ mod tests {
 
     use super::*;
 
+    const ONE: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 1));
+    const TWO: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 2));
+    const NODE: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 3));
+
+    /// Whether `entry` was told to close.
+    async fn told(entry: &Entry) -> bool {
+        tokio::time::timeout(Duration::ZERO, entry.evicted())
+            .await
+            .is_ok()
+    }
+
     #[tokio::test]
     async fn at_the_cap_the_oldest_idle_connection_makes_room() {
-        let conns = Conns::new(2);
-        let first = conns.admit().unwrap();
-        let second = conns.admit().unwrap();
+        let conns = Conns::new(3);
+        let first = conns.admit(ONE).unwrap();
+        let second = conns.admit(ONE).unwrap();
+        let third = conns.admit(ONE).unwrap();
         let busy = first.busy();
-        // The first answers a request: the second, idle, is evicted for the third.
-        let third = conns.admit().unwrap();
-        assert_eq!(conns.open(), 2);
-        let told = tokio::time::timeout(Duration::ZERO, second.evicted()).await;
-        assert!(told.is_ok(), "the second was not told to close");
+        // The first works on an answer: the second, the oldest idle, is evicted for the fourth.
+        let fourth = conns.admit(ONE).unwrap();
+        assert_eq!(conns.open(), 3);
+        assert!(told(&second).await, "the second was not told to close");
+        assert!(!told(&third).await, "the third was told to close");
         drop(second);
-        assert_eq!(conns.open(), 2, "an evicted entry is already gone");
-        // Both busy: a new connection is refused.
-        let _also = third.busy();
-        assert!(conns.admit().is_none());
+        assert_eq!(conns.open(), 3, "an evicted entry is already gone");
+        // All busy, from the newcomer's own address: it is refused.
+        let (_also, _too) = (third.busy(), fourth.busy());
+        assert!(conns.admit(ONE).is_none());
         drop(busy);
-        assert!(conns.admit().is_some(), "the first is idle again");
+        assert!(conns.admit(ONE).is_some(), "the first is idle again");
+    }
+
+    #[tokio::test]
+    async fn a_flood_from_one_address_never_closes_another_address_connection() {
+        let conns = Conns::new(4);
+        let kubelet = conns.admit(NODE).unwrap();
+        let flood: Vec<Entry> = (0..3).map(|_| conns.admit(ONE).unwrap()).collect();
+        // The kubelet's connection is the oldest and idle, yet the flood pays for its own.
+        let more = conns.admit(ONE).unwrap();
+        assert!(told(&flood[0]).await && !told(&kubelet).await);
+        drop(flood);
+        let last: Vec<Entry> = (0..2).map(|_| conns.admit(ONE).unwrap()).collect();
+        let _busy = (more.busy(), last[0].busy(), last[1].busy());
+        // The flood's connections all answering: the kubelet's new one still gets in.
+        assert!(conns.admit(NODE).is_some());
+        assert!(told(&more).await && !told(&kubelet).await);
+        // Equal shares: the newcomer from a third address takes an idle one, never a busy one.
+        let conns = Conns::new(2);
+        let (one, two) = (conns.admit(ONE).unwrap(), conns.admit(TWO).unwrap());
+        let _busy = (one.busy(), two.busy());
+        assert!(conns.admit(NODE).is_none());
     }
 }

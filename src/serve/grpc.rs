@@ -22,29 +22,43 @@ const NOT_SERVING: u8 = 2;
 
 /// gRPC status codes used.
 const INVALID_ARGUMENT: u32 = 3;
+const DEADLINE_EXCEEDED: u32 = 4;
 const NOT_FOUND: u32 = 5;
 const UNIMPLEMENTED: u32 = 12;
 
-/// Answers one gRPC call.
-pub async fn answer(app: &App, request: Request<Incoming>) -> Response<Body> {
+/// Reads one gRPC call, its message by `by`: the targets it asks about, or its failure.
+pub async fn read<'a>(
+    app: &'a App,
+    request: Request<Incoming>,
+    by: tokio::time::Instant,
+) -> Result<&'a [usize], Response<Body>> {
     if request.method() != Method::POST || request.uri().path() != CHECK_PATH {
-        return failed(
+        return Err(failed(
             UNIMPLEMENTED,
             "only%20grpc.health.v1.Health/Check%20is%20served",
-        );
+        ));
     }
-    let body = crate::kind::http::read_frames(request.into_body(), MAX_REQUEST + 1).await;
+    let read = crate::kind::http::read_frames(request.into_body(), MAX_REQUEST + 1);
+    let Ok(body) = tokio::time::timeout_at(by, read).await else {
+        return Err(failed(
+            DEADLINE_EXCEEDED,
+            "request%20not%20sent%20in%20time",
+        ));
+    };
     let service = match body {
         Ok((body, _)) if body.len() <= MAX_REQUEST => wire::decode_request(&body),
         Ok(_) => Err("request too large".into()),
         Err(_) => Err("request not complete".into()),
     };
     let Ok(service) = service else {
-        return failed(INVALID_ARGUMENT, "undecodable%20HealthCheckRequest");
+        return Err(failed(INVALID_ARGUMENT, "undecodable%20HealthCheckRequest"));
     };
-    let Some(members) = app.members(&service) else {
-        return failed(NOT_FOUND, "unknown%20service");
-    };
+    app.members(&service)
+        .ok_or_else(|| failed(NOT_FOUND, "unknown%20service"))
+}
+
+/// Answers a health check on `members`: `SERVING` when they are ready.
+pub async fn respond(app: &App, members: &[usize]) -> Response<Body> {
     let status = match app.verdict(members).await.ready {
         true => SERVING,
         false => NOT_SERVING,

@@ -1,8 +1,9 @@
 //! `readygate serve`: the kubelet asks over HTTP (`httpGet` on `/ready`, `/ready/NAME`,
 //! `/livez`) or gRPC health (`grpc:`), on one port, instead of exec'ing `probe` in the
 //! container. Targets are checked on demand (`fresh.rs`); the server is built for hostile
-//! clients: GET and HEAD only, a bounded request head read within a timeout, a cap on
-//! connections (`conns.rs`) and on each connection's life, and tiny answers written at once.
+//! clients: GET and HEAD only, a bounded request head and body each read within a timeout, a
+//! cap on connections (`conns.rs`) and on each connection's life, and tiny answers written at
+//! once.
 
 mod answer;
 mod conns;
@@ -35,6 +36,16 @@ const MAX_CONNECTIONS: usize = 64;
 
 /// How long a client may take to send its request head (slowloris).
 const HEAD_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long a client may take to send a request's body once its head came (a gRPC call's
+/// message: a few bytes); the only body read.
+const BODY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The HTTP/2 flow-control windows: what a client may send before readygate reads it, per
+/// stream and per connection (a gRPC health request is a few bytes; hyper's default is 1 MiB,
+/// which a few dozen connections would turn into tens of MiB held).
+const STREAM_WINDOW: u32 = 16 * 1024;
+const CONNECTION_WINDOW: u32 = 64 * 1024;
 
 /// The largest request head read, in bytes (hyper's least buffer size).
 const MAX_HEAD: usize = 8192;
@@ -114,8 +125,8 @@ pub async fn serve(mut serve: ServePlan) -> Exit {
         };
         match accepted {
             // With every open connection answering a request, a new one is closed at once.
-            Ok((stream, _)) => {
-                if let Some(entry) = conns.admit() {
+            Ok((stream, peer)) => {
+                if let Some(entry) = conns.admit(peer.ip()) {
                     let (app, builders) = (app.clone(), builders.clone());
                     tokio::spawn(connection(stream, entry, app, builders, lifetime));
                 }
@@ -158,7 +169,9 @@ impl Builders {
         let mut http2 = http2::Builder::new(TokioExecutor::new());
         http2
             .max_concurrent_streams(MAX_STREAMS)
-            .max_header_list_size(MAX_HEAD as u32);
+            .max_header_list_size(MAX_HEAD as u32)
+            .initial_stream_window_size(STREAM_WINDOW)
+            .initial_connection_window_size(CONNECTION_WINDOW);
         Builders { http1, http2 }
     }
 }
@@ -206,12 +219,21 @@ async fn connection(
         () = tokio::time::sleep_until(head_by) => return,
     };
     let entry = Arc::new(entry);
-    let busy_entry = entry.clone();
+    let asked = entry.clone();
     let service = service_fn(move |request| {
-        let (busy, app) = (busy_entry.busy(), app.clone());
+        let (entry, app) = (asked.clone(), app.clone());
+        entry.asking();
         async move {
-            let response = answer::answer(&app, request).await;
-            drop(busy);
+            let body_by = tokio::time::Instant::now() + BODY_TIMEOUT;
+            // Busy only while readygate works out the answer: a client that sends its body
+            // slowly (or never) holds an idle connection, which can be evicted.
+            let response = match answer::read(&app, request, body_by).await {
+                Ok(question) => {
+                    let _busy = entry.busy();
+                    answer::respond(&app, question).await
+                }
+                Err(at_once) => at_once,
+            };
             Ok::<_, Infallible>(response)
         }
     });

@@ -40,6 +40,7 @@ mod regular_files;
 mod security;
 mod serve;
 mod serve_hostile;
+mod serve_lockout;
 mod sidecar;
 mod signals;
 mod stable_for;

@@ -10,6 +10,7 @@ pub mod emulated;
 pub mod etcd;
 pub mod events;
 pub mod grpc;
+pub mod h2c;
 pub mod http;
 pub mod hung_mount;
 pub mod kube;

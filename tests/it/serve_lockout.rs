@@ -1,0 +1,259 @@
+//! `readygate serve` under the attacks that locked the kubelet out or filled the log: HTTP/2
+//! calls whose body never ends, HTTP/1 requests whose body never ends, streams left open and
+//! clients that reset streams as fast as they open them, all at once over HTTP/1 and h2c, from
+//! another address on the pod network, renewed through several connection lifetimes. A
+//! well-behaved client (the kubelet's HTTP and gRPC probes) is answered throughout, and the
+//! log says no more than it says without the attack.
+
+use std::io::{Read, Write};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use socket2::{Domain, Socket, Type};
+
+use crate::support::h2c::{self, H2c};
+use crate::support::served::{ask, Served};
+
+/// Another pod's address, as the kubelet's (here 127.0.0.1) is the node's.
+const OTHER_POD: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
+
+/// The kubelet's own address: a pod on the host network, or a test that ignores addresses.
+const NODE: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+
+/// The bound a probe's answer is held to while the attack runs.
+const PROBE_BOUND: Duration = Duration::from_millis(500);
+
+/// The longest any probe may take even on a machine the attackers and other tests load.
+const LOOSE_BOUND: Duration = Duration::from_secs(3);
+
+/// How long the attack lasts: well over two connection lifetimes (`--attempt-timeout` + 5 s).
+const ATTACK: Duration = Duration::from_secs(13);
+
+/// A connection from `from` to `to`.
+fn connect_from(from: IpAddr, to: SocketAddr) -> Option<TcpStream> {
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, None).ok()?;
+    socket.bind(&SocketAddr::new(from, 0).into()).ok()?;
+    socket.connect(&to.into()).ok()?;
+    let stream = TcpStream::from(socket);
+    stream.set_nodelay(true).ok()?;
+    Some(stream)
+}
+
+/// An h2c connection from `from`.
+fn h2c_from(from: IpAddr, to: SocketAddr) -> Option<H2c> {
+    H2c::start(connect_from(from, to)?)
+}
+
+/// Whether the server closed `stream` (read within `wait`; its answers are read and dropped).
+fn closed_within(stream: &mut TcpStream, wait: Duration) -> bool {
+    stream.set_read_timeout(Some(wait)).unwrap();
+    let mut sink = [0u8; 4096];
+    let started = Instant::now();
+    while started.elapsed() < wait {
+        match stream.read(&mut sink) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return false,
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return false,
+            Err(_) => return true,
+        }
+    }
+    false
+}
+
+/// Eight gRPC calls on one h2c connection, each sending a message that never ends, a byte
+/// every 200 ms; a new connection whenever serve closes this one.
+fn endless_grpc_bodies(from: IpAddr, to: SocketAddr, done: &AtomicBool) {
+    while !done.load(Ordering::SeqCst) {
+        let Some(mut conn) = h2c_from(from, to) else {
+            thread::sleep(Duration::from_millis(200));
+            continue;
+        };
+        let ids: Vec<u32> = (0..8).map(|_| conn.next_stream()).collect();
+        let mut opening = Vec::new();
+        for &id in &ids {
+            opening.extend(h2c::frame(
+                h2c::HEADERS,
+                h2c::END_HEADERS,
+                id,
+                &h2c::grpc_check_headers(),
+            ));
+            // A message said to be 1000 bytes long: its first byte only.
+            opening.extend(h2c::frame(h2c::DATA, 0, id, &[0, 0, 0, 3, 0xe8, 0x0a]));
+        }
+        let mut alive = conn.send(&opening);
+        while alive && !done.load(Ordering::SeqCst) {
+            let drip: Vec<u8> = ids
+                .iter()
+                .flat_map(|&id| h2c::frame(h2c::DATA, 0, id, b"a"))
+                .collect();
+            alive =
+                conn.send(&drip) && !closed_within(&mut conn.stream, Duration::from_millis(200));
+        }
+    }
+}
+
+/// `GET /ready` over HTTP/1.1 with a chunked body that never ends, a byte every 200 ms.
+fn endless_http1_body(from: IpAddr, to: SocketAddr, done: &AtomicBool) {
+    while !done.load(Ordering::SeqCst) {
+        let Some(mut stream) = connect_from(from, to) else {
+            thread::sleep(Duration::from_millis(200));
+            continue;
+        };
+        let head = "GET /ready HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n";
+        let mut alive = stream.write_all(head.as_bytes()).is_ok();
+        while alive && !done.load(Ordering::SeqCst) {
+            alive = stream.write_all(b"1\r\na\r\n").is_ok()
+                && !closed_within(&mut stream, Duration::from_millis(200));
+        }
+    }
+}
+
+/// HTTP/2 streams opened and reset at once, 200 at a time (the "rapid reset" attack), and
+/// GETs whose stream the client never ends.
+fn rapid_resets(from: IpAddr, to: SocketAddr, done: &AtomicBool) {
+    while !done.load(Ordering::SeqCst) {
+        let Some(mut conn) = h2c_from(from, to) else {
+            thread::sleep(Duration::from_millis(200));
+            continue;
+        };
+        let mut burst = Vec::new();
+        for n in 0..200 {
+            let id = conn.next_stream();
+            let get = h2c::get_headers("/ready");
+            match n % 2 {
+                0 => {
+                    burst.extend(h2c::frame(
+                        h2c::HEADERS,
+                        h2c::END_HEADERS | h2c::END_STREAM,
+                        id,
+                        &get,
+                    ));
+                    burst.extend(h2c::frame(h2c::RST_STREAM, 0, id, &8u32.to_be_bytes()));
+                }
+                _ => burst.extend(h2c::frame(h2c::HEADERS, h2c::END_HEADERS, id, &get)),
+            }
+        }
+        conn.send(&burst);
+        closed_within(&mut conn.stream, Duration::from_millis(1000));
+        thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// What the kubelet saw: the time of every answer, and the probes that got none.
+#[derive(Default)]
+struct Seen {
+    took: Vec<(&'static str, Duration)>,
+    lost: Vec<&'static str>,
+}
+
+/// The kubelet: `/ready` and `/livez` over HTTP/1, and the gRPC health check over h2c, each on
+/// a fresh connection, until `done`. A wrong answer fails the test; a lost one is counted.
+fn probes(to: SocketAddr, done: &AtomicBool) -> Seen {
+    let mut seen = Seen::default();
+    while !done.load(Ordering::SeqCst) {
+        for path in ["/ready", "/livez"] {
+            match std::panic::catch_unwind(|| ask(to, "GET", path, &[])) {
+                Ok(answer) => {
+                    assert_eq!(answer.status, 200, "{path} under attack: {answer:?}");
+                    seen.took.push((path, answer.took));
+                }
+                Err(_) => seen.lost.push(path),
+            }
+        }
+        let started = Instant::now();
+        match H2c::connect(to).is_some_and(|mut grpc| grpc.check_serving(LOOSE_BOUND)) {
+            true => seen.took.push(("grpc", started.elapsed())),
+            false => seen.lost.push("grpc"),
+        }
+        thread::sleep(Duration::from_millis(100));
+    }
+    seen
+}
+
+/// Runs every attack at once from `from` beside the kubelet's probes, through several
+/// connection lifetimes; what the kubelet saw, and serve's log.
+fn attacked_from(from: IpAddr) -> (Seen, String) {
+    let target = TcpListener::bind("127.0.0.1:0").unwrap();
+    let ready = format!("tcp://{}", target.local_addr().unwrap());
+    let mut served = Served::start(&["--attempt-timeout", "300ms", &ready]);
+    let addr = served.addr;
+    let done = AtomicBool::new(false);
+    let seen = thread::scope(|scope| {
+        let mut attackers = Vec::new();
+        for n in 0..84 {
+            let done = &done;
+            attackers.push(scope.spawn(move || match n {
+                0..64 => endless_grpc_bodies(from, addr, done),
+                64..80 => endless_http1_body(from, addr, done),
+                _ => rapid_resets(from, addr, done),
+            }));
+        }
+        let kubelet = scope.spawn(|| probes(addr, &done));
+        thread::sleep(ATTACK);
+        done.store(true, Ordering::SeqCst);
+        for attacker in attackers {
+            attacker.join().unwrap();
+        }
+        kubelet.join().unwrap()
+    });
+    let (took, lost) = (&seen.took, &seen.lost);
+    let slow: Vec<_> = took.iter().filter(|(_, t)| *t >= PROBE_BOUND).collect();
+    let slowest = took.iter().map(|(_, t)| *t).max().unwrap_or_default();
+    eprintln!(
+        "attack from {from}: {} probes answered, {} lost, {} in {PROBE_BOUND:?} or more, \
+         slowest {slowest:?}",
+        took.len(),
+        lost.len(),
+        slow.len()
+    );
+    assert!(
+        took.len() >= 30,
+        "only {} probes answered in {ATTACK:?}",
+        took.len()
+    );
+    assert!(slowest < LOOSE_BOUND, "a probe took {slowest:?}: {slow:?}");
+    // A stall of the loaded machine may slow one probe in twenty; the attack may not.
+    assert!(
+        slow.len() * 20 <= took.len(),
+        "{} of {} probes took {PROBE_BOUND:?} or more: {slow:?}",
+        slow.len(),
+        took.len()
+    );
+    served.running.signal(libc::SIGTERM);
+    (seen, served.running.finish().stderr)
+}
+
+/// The log holds serving, the target ready, the signal: nothing the attackers did.
+#[track_caller]
+fn quiet(log: &str) {
+    assert!(
+        log.lines().count() <= 4,
+        "the attack reached the log:\n{log}"
+    );
+}
+
+#[test]
+fn attacks_from_another_pod_neither_lock_out_probes_nor_fill_the_log() {
+    let (seen, log) = attacked_from(OTHER_POD);
+    assert_eq!(seen.lost, Vec::<&str>::new(), "probes lost");
+    quiet(&log);
+}
+
+#[test]
+fn attacks_from_the_kubelet_own_address_neither_lock_out_probes_nor_fill_the_log() {
+    let (seen, log) = attacked_from(NODE);
+    // The kubelet's connection can be taken for an attacker's idle one when the machine stalls
+    // it between its connect and its request: a few in a hundred, which failureThreshold
+    // absorbs; a lock-out loses them all.
+    let asked = seen.took.len() + seen.lost.len();
+    assert!(
+        seen.lost.len() * 50 <= asked,
+        "{} of {asked} probes lost: {:?}",
+        seen.lost.len(),
+        seen.lost
+    );
+    quiet(&log);
+}
