@@ -453,7 +453,9 @@ fn policy(mode: Mode, args: &CommonArgs, pacing: Option<&PacingArgs>) -> Result<
     }
     let timeout = args.timeout.unwrap_or(match mode {
         Mode::Wait => WAIT_TIMEOUT,
-        Mode::Probe | Mode::Serve => PROBE_TIMEOUT,
+        Mode::Probe => PROBE_TIMEOUT,
+        // An answer of `serve` is bounded by `--attempt-timeout` alone unless `--timeout` is given.
+        Mode::Serve => Duration::ZERO,
     });
     let stable_for = pacing.and_then(|p| p.stable_for).unwrap_or_default();
     if !timeout.is_zero() && stable_for >= timeout {

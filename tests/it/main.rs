@@ -41,6 +41,7 @@ mod security;
 mod serve;
 mod serve_hostile;
 mod serve_lockout;
+mod serve_options;
 mod sidecar;
 mod signals;
 mod stable_for;

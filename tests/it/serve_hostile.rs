@@ -226,3 +226,20 @@ fn a_head_that_never_ends_is_cut_at_the_header_timeout() {
     );
     assert!(!String::from_utf8_lossy(&answer).contains(" 200 "));
 }
+
+#[test]
+fn a_head_of_12_kib_in_three_headers_is_refused_and_one_of_6_kib_is_answered() {
+    let (served, _target) = served();
+    let head = |kib: usize| -> Vec<String> {
+        (0..3)
+            .map(|n| format!("X-Big-{n}: {}", "a".repeat(kib * 1024 / 3)))
+            .collect()
+    };
+    let small = head(6);
+    let small: Vec<&str> = small.iter().map(String::as_str).collect();
+    assert_eq!(ask(served.addr, "GET", "/ready", &small).status, 200);
+    let large = head(12);
+    let large: Vec<&str> = large.iter().map(String::as_str).collect();
+    let answer = ask(served.addr, "GET", "/ready", &large);
+    assert_eq!(answer.status, 431, "{answer:?}");
+}

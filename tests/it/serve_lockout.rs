@@ -28,6 +28,9 @@ const PROBE_BOUND: Duration = Duration::from_millis(500);
 /// The longest any probe may take even on a machine the attackers and other tests load.
 const LOOSE_BOUND: Duration = Duration::from_secs(3);
 
+/// RST_STREAM's error code CANCEL.
+const CANCEL: u32 = 8;
+
 /// How long the attack lasts: well over two connection lifetimes (`--attempt-timeout` + 5 s).
 const ATTACK: Duration = Duration::from_secs(13);
 
@@ -111,30 +114,25 @@ fn endless_http1_body(from: IpAddr, to: SocketAddr, done: &AtomicBool) {
     }
 }
 
-/// HTTP/2 streams opened and reset at once, 200 at a time (the "rapid reset" attack), and
-/// GETs whose stream the client never ends.
+/// GETs over HTTP/2 whose stream the client never ends, then streams opened and reset at once,
+/// 200 at a time (the "rapid reset" attack, which h2 answers with a GOAWAY and a warning).
 fn rapid_resets(from: IpAddr, to: SocketAddr, done: &AtomicBool) {
     while !done.load(Ordering::SeqCst) {
         let Some(mut conn) = h2c_from(from, to) else {
             thread::sleep(Duration::from_millis(200));
             continue;
         };
+        let get = h2c::get_headers("/ready");
         let mut burst = Vec::new();
-        for n in 0..200 {
+        for _ in 0..4 {
             let id = conn.next_stream();
-            let get = h2c::get_headers("/ready");
-            match n % 2 {
-                0 => {
-                    burst.extend(h2c::frame(
-                        h2c::HEADERS,
-                        h2c::END_HEADERS | h2c::END_STREAM,
-                        id,
-                        &get,
-                    ));
-                    burst.extend(h2c::frame(h2c::RST_STREAM, 0, id, &8u32.to_be_bytes()));
-                }
-                _ => burst.extend(h2c::frame(h2c::HEADERS, h2c::END_HEADERS, id, &get)),
-            }
+            burst.extend(h2c::frame(h2c::HEADERS, h2c::END_HEADERS, id, &get));
+        }
+        for _ in 0..200 {
+            let id = conn.next_stream();
+            let end = h2c::END_HEADERS | h2c::END_STREAM;
+            burst.extend(h2c::frame(h2c::HEADERS, end, id, &get));
+            burst.extend(h2c::frame(h2c::RST_STREAM, 0, id, &CANCEL.to_be_bytes()));
         }
         conn.send(&burst);
         closed_within(&mut conn.stream, Duration::from_millis(1000));
@@ -256,4 +254,26 @@ fn attacks_from_the_kubelet_own_address_neither_lock_out_probes_nor_fill_the_log
         seen.lost
     );
     quiet(&log);
+}
+
+#[test]
+fn at_v_the_http_library_complaints_are_capped() {
+    let target = TcpListener::bind("127.0.0.1:0").unwrap();
+    let ready = format!("tcp://{}", target.local_addr().unwrap());
+    let mut served = Served::start(&["-v", &ready]);
+    let (addr, done) = (served.addr, AtomicBool::new(false));
+    thread::scope(|scope| {
+        let resets: Vec<_> = (0..4)
+            .map(|_| scope.spawn(|| rapid_resets(OTHER_POD, addr, &done)))
+            .collect();
+        // h2 complains of each connection: shown at -v, but only the first few.
+        served.running.line("reached limit");
+        thread::sleep(Duration::from_secs(2));
+        done.store(true, Ordering::SeqCst);
+        resets.into_iter().for_each(|r| r.join().unwrap());
+    });
+    served.running.signal(libc::SIGTERM);
+    let log = served.running.finish().stderr;
+    let complaints = log.lines().filter(|l| l.contains("reached limit")).count();
+    assert!(complaints <= 10, "{complaints} lines from h2:\n{log}");
 }
