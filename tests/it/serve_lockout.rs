@@ -1,6 +1,7 @@
 //! `readygate serve` under the attacks that locked the kubelet out or filled the log: HTTP/2
 //! calls whose body never ends, HTTP/1 requests whose body never ends, streams left open and
-//! clients that reset streams as fast as they open them, all at once over HTTP/1 and h2c, from
+//! clients that reset streams as fast as they open them, SETTINGS, PING and CONTINUATION
+//! floods, all at once over HTTP/1 and h2c, from
 //! another address on the pod network, renewed through several connection lifetimes. A
 //! well-behaved client (the kubelet's HTTP and gRPC probes) is answered throughout, and the
 //! log says no more than it says without the attack.
@@ -27,6 +28,16 @@ const PROBE_BOUND: Duration = Duration::from_millis(500);
 
 /// The longest any probe may take even on a machine the attackers and other tests load.
 const LOOSE_BOUND: Duration = Duration::from_secs(3);
+
+/// Peak memory serve may reach under attack (the debug build; the release one is smaller).
+const MEMORY_MIB: u64 = 40;
+
+/// serve's peak resident memory so far, in KiB.
+fn peak_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
 
 /// RST_STREAM's error code CANCEL.
 const CANCEL: u32 = 8;
@@ -114,6 +125,33 @@ fn endless_http1_body(from: IpAddr, to: SocketAddr, done: &AtomicBool) {
     }
 }
 
+/// Floods on one h2c connection until serve closes it: SETTINGS and PING frames (each of which
+/// asks for an answer), then a header block continued by CONTINUATION frames without end.
+fn floods(from: IpAddr, to: SocketAddr, done: &AtomicBool) {
+    while !done.load(Ordering::SeqCst) {
+        let Some(mut conn) = h2c_from(from, to) else {
+            thread::sleep(Duration::from_millis(200));
+            continue;
+        };
+        let mut flood = Vec::new();
+        for n in 0u64..1000 {
+            flood.extend(h2c::frame(h2c::SETTINGS, 0, 0, &[0, 3, 0, 0, 0, 100]));
+            flood.extend(h2c::frame(h2c::PING, 0, 0, &n.to_be_bytes()));
+        }
+        let id = conn.next_stream();
+        flood.extend(h2c::frame(h2c::HEADERS, 0, id, &h2c::get_headers("/ready")));
+        let mut alive = conn.send(&flood);
+        let more = h2c::header_block(&[("x-more", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")]);
+        while alive && !done.load(Ordering::SeqCst) {
+            let continued: Vec<u8> = (0..100)
+                .flat_map(|_| h2c::frame(h2c::CONTINUATION, 0, id, &more))
+                .collect();
+            alive = conn.send(&continued)
+                && !closed_within(&mut conn.stream, Duration::from_millis(100));
+        }
+    }
+}
+
 /// GETs over HTTP/2 whose stream the client never ends, then streams opened and reset at once,
 /// 200 at a time (the "rapid reset" attack, which h2 answers with a GOAWAY and a warning).
 fn rapid_resets(from: IpAddr, to: SocketAddr, done: &AtomicBool) {
@@ -181,12 +219,13 @@ fn attacked_from(from: IpAddr) -> (Seen, String) {
     let done = AtomicBool::new(false);
     let seen = thread::scope(|scope| {
         let mut attackers = Vec::new();
-        for n in 0..84 {
+        for n in 0..88 {
             let done = &done;
             attackers.push(scope.spawn(move || match n {
                 0..64 => endless_grpc_bodies(from, addr, done),
                 64..80 => endless_http1_body(from, addr, done),
-                _ => rapid_resets(from, addr, done),
+                80..84 => rapid_resets(from, addr, done),
+                _ => floods(from, addr, done),
             }));
         }
         let kubelet = scope.spawn(|| probes(addr, &done));
@@ -219,6 +258,13 @@ fn attacked_from(from: IpAddr) -> (Seen, String) {
         "{} of {} probes took {PROBE_BOUND:?} or more: {slow:?}",
         slow.len(),
         took.len()
+    );
+    let peak = peak_kib(served.running.pid());
+    eprintln!("serve's peak resident memory: {peak} KiB");
+    assert!(
+        crate::support::skip_under_qemu(crate::support::measure::MEMORY_UNDER_QEMU)
+            || peak < MEMORY_MIB * 1024,
+        "serve grew to {peak} KiB under attack"
     );
     served.running.signal(libc::SIGTERM);
     (seen, served.running.finish().stderr)
@@ -276,4 +322,84 @@ fn at_v_the_http_library_complaints_are_capped() {
     let log = served.running.finish().stderr;
     let complaints = log.lines().filter(|l| l.contains("reached limit")).count();
     assert!(complaints <= 10, "{complaints} lines from h2:\n{log}");
+}
+
+#[test]
+fn at_the_cap_the_oldest_idle_connection_makes_room() {
+    let target = TcpListener::bind("127.0.0.1:0").unwrap();
+    let ready = format!("tcp://{}", target.local_addr().unwrap());
+    // Connections live 5 s past the attempt timeout: long enough to fill the cap in.
+    let served = Served::start(&["--attempt-timeout", "10s", &ready]);
+    let limit = Duration::from_secs(10);
+    // 64 HTTP/2 connections, each asked once and kept open, idle, oldest first.
+    let mut open: Vec<H2c> = (0..64)
+        .map(|n| {
+            let mut conn = H2c::connect(served.addr).unwrap();
+            assert!(conn.check_serving(limit), "connection {n} was not answered");
+            conn
+        })
+        .collect();
+    // One more: the first is closed for it; the second and the last still answer.
+    let mut newest = H2c::connect(served.addr).unwrap();
+    assert!(
+        newest.check_serving(limit),
+        "the new connection was not answered"
+    );
+    assert!(
+        closed_within(&mut open[0].stream, limit),
+        "the oldest idle connection is still open"
+    );
+    for n in [1, 63] {
+        assert!(open[n].check_serving(limit), "connection {n} was closed");
+    }
+}
+
+#[test]
+fn a_request_body_is_bounded_over_http2_and_not_waited_for_over_http1() {
+    let target = TcpListener::bind("127.0.0.1:0").unwrap();
+    let ready = format!("tcp://{}", target.local_addr().unwrap());
+    // Connections may live 15 s: only the body's own bound can end the call sooner.
+    let served = Served::start(&["--attempt-timeout", "10s", &ready]);
+    // A gRPC call whose message never ends: refused once its 2 s are up, the connection kept.
+    let mut conn = H2c::connect(served.addr).unwrap();
+    let id = conn.next_stream();
+    let mut call = h2c::frame(
+        h2c::HEADERS,
+        h2c::END_HEADERS,
+        id,
+        &h2c::grpc_check_headers(),
+    );
+    call.extend(h2c::frame(h2c::DATA, 0, id, &[0, 0, 0, 3, 0xe8, 0x0a]));
+    assert!(conn.send(&call));
+    let sent = Instant::now();
+    let by = sent + Duration::from_secs(12);
+    loop {
+        let (kind, flags, on, _) = conn.read_frame(by).expect("the call was never ended");
+        if on == id && (kind == h2c::RST_STREAM || flags & h2c::END_STREAM != 0) {
+            break;
+        }
+    }
+    let took = sent.elapsed();
+    assert!(
+        took >= Duration::from_millis(1500) && took < Duration::from_secs(6),
+        "the call ended after {took:?}"
+    );
+    assert!(
+        conn.check_serving(Duration::from_secs(10)),
+        "the connection was lost"
+    );
+    // HTTP/1: answered at once, and the connection closed with the body still coming.
+    let mut stream = TcpStream::connect(served.addr).unwrap();
+    let head = "GET /ready HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n";
+    stream.write_all(head.as_bytes()).unwrap();
+    let sent = Instant::now();
+    assert!(
+        closed_within(&mut stream, Duration::from_secs(10)),
+        "still open"
+    );
+    assert!(
+        sent.elapsed() < Duration::from_secs(2),
+        "closed after {:?}",
+        sent.elapsed()
+    );
 }
