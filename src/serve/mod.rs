@@ -6,6 +6,7 @@
 //! once.
 
 mod answer;
+mod budget;
 mod conns;
 mod fresh;
 mod grpc;
@@ -49,6 +50,10 @@ const CONNECTION_WINDOW: u32 = 64 * 1024;
 
 /// The largest request head read, in bytes (hyper's least buffer size).
 const MAX_HEAD: usize = 8192;
+
+/// The most a connection may send in all: a probe's request is a few hundred bytes, a gRPC
+/// client's calls on one connection a few KiB; more is a flood of frames (SETTINGS, PING).
+const READ_BUDGET: usize = 64 * 1024;
 
 /// Most requests in progress at once on one HTTP/2 connection.
 const MAX_STREAMS: u32 = 8;
@@ -237,7 +242,7 @@ async fn connection(
             Ok::<_, Infallible>(response)
         }
     });
-    let io = TokioIo::new(stream);
+    let io = TokioIo::new(budget::Budgeted::new(stream, READ_BUDGET));
     let served = async {
         match http2 {
             true => drop(builders.http2.serve_connection(io, service).await),

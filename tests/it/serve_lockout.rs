@@ -403,3 +403,29 @@ fn a_request_body_is_bounded_over_http2_and_not_waited_for_over_http1() {
         sent.elapsed()
     );
 }
+
+#[test]
+fn a_connection_that_floods_frames_is_cut_off_at_its_budget() {
+    let target = TcpListener::bind("127.0.0.1:0").unwrap();
+    let ready = format!("tcp://{}", target.local_addr().unwrap());
+    // Connections may live 15 s: only the budget can end this one sooner.
+    let served = Served::start(&["--attempt-timeout", "10s", &ready]);
+    for (label, kind, payload) in [
+        ("PING", h2c::PING, vec![0u8; 8]),
+        ("SETTINGS", h2c::SETTINGS, vec![0, 3, 0, 0, 0, 100]),
+    ] {
+        // A well-behaved call first, then 10,000 frames that each ask for an answer.
+        let mut conn = H2c::connect(served.addr).unwrap();
+        assert!(conn.check_serving(Duration::from_secs(10)));
+        let flood: Vec<u8> = (0..10_000)
+            .flat_map(|_| h2c::frame(kind, 0, 0, &payload))
+            .collect();
+        let sent = Instant::now();
+        let _ = conn.send(&flood);
+        assert!(
+            closed_within(&mut conn.stream, Duration::from_secs(5)),
+            "a {label} flood kept its connection for {:?}",
+            sent.elapsed()
+        );
+    }
+}
