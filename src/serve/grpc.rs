@@ -27,11 +27,11 @@ const NOT_FOUND: u32 = 5;
 const UNIMPLEMENTED: u32 = 12;
 
 /// Reads one gRPC call, its message by `by`: the targets it asks about, or its failure.
-pub async fn read<'a>(
-    app: &'a App,
+pub async fn read(
+    app: &App,
     request: Request<Incoming>,
     by: tokio::time::Instant,
-) -> Result<&'a [usize], Response<Body>> {
+) -> Result<&[usize], Response<Body>> {
     if request.method() != Method::POST || request.uri().path() != CHECK_PATH {
         return Err(failed(
             UNIMPLEMENTED,
