@@ -129,7 +129,7 @@ pub async fn serve(mut serve: ServePlan) -> Exit {
             accepted = listener.accept() => accepted,
         };
         match accepted {
-            // With every open connection answering a request, a new one is closed at once.
+            // With no room to be made for its address (`Conns::admit`), it is closed at once.
             Ok((stream, peer)) => {
                 if let Some(entry) = conns.admit(peer.ip()) {
                     let (app, builders) = (app.clone(), builders.clone());
