@@ -74,6 +74,8 @@ fn termination_log(mode: Mode, given: Option<OsString>) -> Option<TerminationLog
 /// (a path may be on a mount that does not answer) by [`read_files`].
 #[derive(Debug, Default)]
 pub struct Files {
+    /// `--password-file`: each file and the targets (indices) whose password it holds.
+    pub passwords: Vec<(PathBuf, Vec<usize>)>,
     /// `--cacert`.
     pub cacert: Option<PathBuf>,
     /// `--cert`.
@@ -92,6 +94,22 @@ pub async fn read_files(plan: &mut Plan, signals: &mut Terminations) -> Result<(
     let files = std::mem::take(&mut plan.files);
     let within = plan.policy.deadline.unwrap_or(UNBOUNDED_WITHIN);
     let end = (Instant::now() + within, within);
+    for (path, named) in files.passwords {
+        let what = format!("--password-file {}", quoted(&path.display().to_string()));
+        let fault = what.clone();
+        let job = move || {
+            std::fs::read_to_string(&path)
+                .map_err(|e| format!("{fault}: {}", crate::error::describe_io(&e)))
+        };
+        let password = read(end, signals, what, job).await?;
+        plan.secrets
+            .learn(crate::kind::password::sent(&password).as_bytes());
+        for index in named {
+            let target = &mut plan.targets[index];
+            crate::kind::password::set(target, &password, "--password-file")
+                .map_err(Exit::Usage)?;
+        }
+    }
     if let Some(path) = files.cacert {
         let what = format!("--cacert {}", quoted(&path.display().to_string()));
         let job = move || crate::net::tls::read_cacert(&path);
@@ -266,7 +284,8 @@ impl Plan {
         secrets: Arc<Secrets>,
     ) -> Result<Plan, String> {
         let from_command_line = !args.targets.is_empty();
-        let targets = targets(&args.targets, may_forget, &secrets)?;
+        let mut targets = targets(&args.targets, may_forget, &secrets)?;
+        let passwords = passwords(&args, &mut targets, &secrets)?;
         let secret_headers = args.headers.iter().filter(|h| h.value.is_sensitive());
         for header in secret_headers {
             secrets.learn_header_value(header.value.as_bytes());
@@ -304,6 +323,7 @@ impl Plan {
         // (the same manifest runs anywhere).
         let k8s = !disabled && targets.iter().any(|t| matches!(t.kind, Kind::K8s(_)));
         let files = Files {
+            passwords,
             cacert: args.cacert,
             cert: args.cert,
             key: args.key,
@@ -350,6 +370,30 @@ impl Plan {
             secrets,
         })
     }
+}
+
+/// `--password-env`'s passwords set on their targets now (a variable is no I/O), and
+/// `--password-file`'s files with their targets, read by [`read_files`]. Each is a secret.
+fn passwords(
+    args: &CommonArgs,
+    targets: &mut [Target],
+    secrets: &Secrets,
+) -> Result<Vec<(PathBuf, Vec<usize>)>, String> {
+    for given in &args.password_envs {
+        let (named, variable) = crate::kind::password::parse("--password-env", given, targets)?;
+        let password = env(variable)?
+            .ok_or_else(|| format!("--password-env {}: {variable} is not set", quoted(given)))?;
+        secrets.learn(crate::kind::password::sent(&password).as_bytes());
+        for index in named {
+            crate::kind::password::set(&mut targets[index], &password, "--password-env")?;
+        }
+    }
+    let mut files = Vec::new();
+    for given in &args.password_files {
+        let (named, file) = crate::kind::password::parse("--password-file", given, targets)?;
+        files.push((PathBuf::from(file), named));
+    }
+    Ok(files)
 }
 
 /// The options given that shape the attempts of some kinds only (see [`crate::kind::uses`]);

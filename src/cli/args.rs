@@ -204,9 +204,10 @@ impl ProbeArgs {
 pub struct ServeArgs {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Where to listen: IP:PORT, or :PORT and PORT for every IPv4 address.
+    /// Where to listen.
     ///
-    /// Any client that can reach it may ask (in a pod: the pod network).
+    /// IP:PORT, or :PORT or PORT for every IPv4 address. Any client that can reach it may ask
+    /// (in a pod: the pod network).
     #[arg(long, env = "READYGATE_LISTEN", value_name = "ADDR", default_value = "0.0.0.0:9090",
           value_parser = listen_address, help_heading = SERVE, hide_env = true)]
     pub listen: std::net::SocketAddr,
@@ -357,6 +358,21 @@ pub struct CommonArgs {
     #[arg(long, env = "READYGATE_TLS_SERVER_NAME", value_name = "NAME", help_heading = TLS,
           hide_env = true, hide_short_help = true)]
     pub tls_server_name: Option<String>,
+
+    /// The password of the targets on HOST (or HOST:PORT) is FILE's content; repeatable.
+    ///
+    /// For redis(s):// and http(s):// targets, with no percent-encoding: a mounted Secret's key
+    /// as it is (one final newline dropped). Read once, at start.
+    #[arg(long = "password-file", env = "READYGATE_PASSWORD_FILE", value_name = "HOST[:PORT]=FILE",
+          help_heading = TLS, hide_env = true, hide_short_help = true)]
+    pub password_files: Vec<String>,
+
+    /// The password of the targets on HOST (or HOST:PORT) is variable VAR's value; repeatable.
+    ///
+    /// As --password-file, from an env entry with valueFrom.secretKeyRef.
+    #[arg(long = "password-env", env = "READYGATE_PASSWORD_ENV", value_name = "HOST[:PORT]=VAR",
+          help_heading = TLS, hide_env = true, hide_short_help = true)]
+    pub password_envs: Vec<String>,
 
     /// Folder with the service account's token, ca.crt and namespace, for k8s:// targets
     /// (default /var/run/secrets/kubernetes.io/serviceaccount).

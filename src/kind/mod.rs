@@ -18,6 +18,7 @@ mod memcached;
 mod mysql;
 mod nats;
 pub mod offload;
+pub mod password;
 mod postgres;
 mod redis;
 pub mod target;

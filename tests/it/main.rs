@@ -33,6 +33,7 @@ mod logging;
 mod on_exit;
 mod pacing;
 mod parser_properties;
+mod passwords;
 mod probe_and_wait;
 mod protocols;
 mod real_servers;

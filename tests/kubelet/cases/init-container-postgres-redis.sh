@@ -36,7 +36,7 @@ pg_redis_failure() {
     .spec.initContainers[0].command |= (.[index("--timeout") + 1] = "5s")')"
   create_pod "$ns" "$pod"
   last="$(last_exit_1 "$ns" web wait-for-db-and-cache 60)"
-  jq -e '.message // "" | contains("@db.default.svc:5432/orders: ") and contains("@cache.default.svc:6379: ")' <<<"$last" >/dev/null ||
+  jq -e '.message // "" | contains("@db.default.svc:5432/orders: ") and contains("redis://cache.default.svc:6379: ")' <<<"$last" >/dev/null ||
     fail "the init container's last state does not name both targets: $last"
   ! grep -qF "$PG_REDIS_PASSWORD" <<<"$last" || fail "the Redis password reached the termination message"
   pod_json "$ns" web | status_of app | jq -e '.state.waiting' >/dev/null ||
