@@ -187,3 +187,34 @@ fn the_warnings_of_a_watch_are_json_lines_that_name_their_target() {
     assert_eq!(warning["level"], "WARN", "{warning}");
     assert_eq!(warning["target"], "k8s://job/migrate", "{warning}");
 }
+
+#[test]
+fn a_watched_list_holds_exactly_1000_items_and_refuses_the_1001st() {
+    let api = ApiServer::start(TOKEN);
+    let pod = |i: usize| {
+        kube::pod(
+            OWN_NAMESPACE,
+            &format!("web-{i:04}"),
+            json!({"app": "web"}),
+            false,
+        )
+    };
+    // 998 listed by the GET; the 999th and 1000th come as watch events, then the 1001st.
+    for i in 0..998 {
+        api.put(pod(i));
+    }
+    let url = "k8s://pods?selector=app=web";
+    let mut run = Running::spawn(&mut api.readygate(["wait", "-v", "-t", "60s", url]));
+    run.line("0 of 998 pods ready");
+    run.line("k8s://pods?selector=app=web: watching");
+    api.put(pod(998));
+    run.line("0 of 999 pods ready");
+    api.put(pod(999));
+    run.line("0 of 1000 pods ready");
+    // Held by the watch itself: no refusal, no re-list.
+    assert!(!run.said("too large"), "the 1000th item was refused");
+    assert_eq!(api.seen().len(), 2, "{:?}", api.seen());
+    api.put(pod(1000));
+    run.line("the API server's answer is too large: more than 1000 items in a list");
+    assert!(!run.said("0 of 1001 pods"), "a 1001st item was kept");
+}

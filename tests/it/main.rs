@@ -40,6 +40,7 @@ mod real_servers;
 mod regular_files;
 mod security;
 mod serve;
+mod serve_body_lines;
 mod serve_hostile;
 mod serve_lockout;
 mod serve_options;
