@@ -80,6 +80,29 @@ def run(overlay, readygate, argv, env):
         fail(overlay, f"readygate {' '.join(argv)} with {env} exited {process.returncode}, not {expected}: {out}{err}")
 
 
+def restricted(overlay, where, container, pod):
+    """A readygate container is admitted at Pod Security "restricted" and sized, whatever the
+    pod around it sets (pod-level settings count where the container sets none)."""
+    own = container.get("securityContext", {})
+    pod = pod or {}
+    either = lambda key: own.get(key, pod.get(key))
+    faults = []
+    if either("runAsNonRoot") is not True:
+        faults.append("runAsNonRoot is not true")
+    if (either("seccompProfile") or {}).get("type") != "RuntimeDefault":
+        faults.append("seccompProfile is not RuntimeDefault")
+    if own.get("allowPrivilegeEscalation") is not False:
+        faults.append("allowPrivilegeEscalation is not false")
+    if "ALL" not in own.get("capabilities", {}).get("drop", []):
+        faults.append("capabilities.drop lacks ALL")
+    resources = container.get("resources", {})
+    for kind, key in (("requests", "cpu"), ("requests", "memory"), ("limits", "memory")):
+        if key not in resources.get(kind, {}):
+            faults.append(f"no resources.{kind}.{key}")
+    for fault in faults:
+        fail(overlay, f"{where}: {fault}")
+
+
 def check_pod(overlay, readygate, name, spec, configmaps, pinned, runs_lines):
     init = spec.get("initContainers", [])
     containers = init + spec.get("containers", [])
@@ -90,6 +113,8 @@ def check_pod(overlay, readygate, name, spec, configmaps, pinned, runs_lines):
         where = f"{name}/{container['name']}"
         if "readygate" in container["image"] and container["image"] != want:
             fail(overlay, f"{where} runs {container['image']}, not {want}")
+        if "readygate" in container["image"]:
+            restricted(overlay, where, container, spec.get("securityContext"))
         for mount in container.get("volumeMounts", []):
             if mount["name"] not in volumes:
                 fail(overlay, f"{where} mounts {mount['name']}, which is no volume")
@@ -150,10 +175,29 @@ def recipe(overlay, spec):
         fail(overlay, "an overlay this check does not know: say what its recipe must do here")
 
 
+def only_the_named_workload(overlay, work, docs):
+    """A deploy/ overlay changes the workload its target names, `web`, and nothing else: alone it
+    renders its ConfigMap only; beside the user's manifests, their other Deployment comes out as
+    it went in."""
+    alone = [d["kind"] for d in load(f"{work}/{overlay}-alone.yaml")]
+    if any(kind != "ConfigMap" for kind in alone):
+        fail(overlay, f"alone, it renders {alone}: it must create nothing but its ConfigMap")
+    theirs = {d["metadata"]["name"]: d for d in load(f"{work}/workload.yaml")}
+    rendered = {d["metadata"]["name"]: d for d in docs if d["kind"] != "ConfigMap"}
+    if sorted(rendered) != sorted(theirs):
+        fail(overlay, f"renders {sorted(rendered)}, not the user's {sorted(theirs)}")
+    if rendered.get("app") != theirs["app"]:
+        fail(overlay, "changed the Deployment app, which its target does not name")
+    if rendered.get("web") == theirs["web"]:
+        fail(overlay, "left the Deployment web, which its target names, unchanged")
+
+
 def main():
     readygate, work, *overlays = sys.argv[1:]
     for path in overlays:
         overlay = os.path.basename(path.rstrip("/"))
+        if path.startswith("deploy/"):
+            only_the_named_workload(overlay, work, load(f"{work}/{overlay}.yaml"))
         for pinned in (False, True):
             rendered = f"{work}/{overlay}{'-pinned' if pinned else ''}.yaml"
             docs = load(rendered)
@@ -165,6 +209,8 @@ def main():
             if not workloads:
                 fail(overlay, "renders no workload")
             for doc in workloads:
+                if overlay != "examples" and doc["metadata"]["name"] != "web":
+                    continue  # the user's other workload: only_the_named_workload
                 spec = doc["spec"] if doc["kind"] == "Pod" else doc["spec"]["template"]["spec"]
                 # examples/ Secrets and Services are the cluster's, not rendered here.
                 known = configmaps if overlay != "examples" else None

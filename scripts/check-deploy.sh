@@ -18,17 +18,56 @@ readygate="${CARGO_TARGET_DIR:-target}/debug/readygate"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/readygate-deploy.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
+# A user's own manifests, as deploy/README.md has the overlays used: the workload `web` (the
+# name the overlays' targets hold) with a built-in sidecar `proxy` and a container `app`; and
+# another Deployment, named `app`, which no overlay may change (nor create, nor replace).
+mkdir "$work/workload"
+cat >"$work/workload/kustomization.yaml" <<'YAML'
+resources: [workload.yaml]
+YAML
+cat >"$work/workload/workload.yaml" <<'YAML'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      initContainers:
+        - {name: proxy, image: nginxinc/nginx-unprivileged:1.27, restartPolicy: Always}
+      containers:
+        - {name: app, image: registry.example.com/app:1.0, command: [/app/server]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app}
+spec:
+  selector: {matchLabels: {app: app}}
+  template:
+    metadata: {labels: {app: app}}
+    spec:
+      containers:
+        - {name: app, image: registry.example.com/app:1.0, command: [/app/server]}
+YAML
+cp "$work/workload/workload.yaml" "$work/workload.yaml"
 # Every overlay, and examples/ (whose kustomization names the image of every example).
 overlays=(deploy/overlays/*/ examples/)
 pin="ghcr.io/readygate/readygate=registry.example.com/mirror/readygate@sha256:$(printf '0%.0s' {1..64})"
 for overlay in "${overlays[@]}"; do
   name="$(basename "$overlay")"
-  "$kustomize" build "$overlay" >"$work/$name.yaml"
+  # An overlay as a user has it: a copy beside their manifests, listed under resources:.
+  mkdir -p "$work/$name/copy"
+  cp -r "$overlay/." "$work/$name/copy/"
+  if [[ "$overlay" == deploy/* ]]; then
+    # Alone (as in the repository) it renders its ConfigMap and nothing else.
+    "$kustomize" build "$overlay" >"$work/$name-alone.yaml"
+    (cd "$work/$name/copy" && "$kustomize" edit add resource ../../workload)
+  fi
+  "$kustomize" build "$work/$name/copy" >"$work/$name.yaml"
   # The same with the image set the way docs/install.md tells users to: by digest.
-  mkdir "$work/$name-pinned"
-  cp -r deploy examples "$work/$name-pinned/"
-  (cd "$work/$name-pinned/$overlay" && "$kustomize" edit set image "$pin")
-  "$kustomize" build "$work/$name-pinned/$overlay" >"$work/$name-pinned.yaml"
+  (cd "$work/$name/copy" && "$kustomize" edit set image "$pin")
+  "$kustomize" build "$work/$name/copy" >"$work/$name-pinned.yaml"
 done
 "$python" scripts/check-deploy.py "$readygate" "$work" "${overlays[@]}"
 echo "deploy: ${#overlays[@]} kustomizations rendered, validated and checked in $((SECONDS - started)) s"

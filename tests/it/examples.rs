@@ -371,3 +371,96 @@ fn every_wait_in_the_examples_ends_before_the_kubelet_stops_it() {
     }
     assert!(checked >= 4, "only {checked} waits found");
 }
+
+/// What the Pod Security `restricted` level asks of one pod spec, and requests and limits on
+/// every container; the faults found, as `container: what`. The real API server's admission
+/// judges the same manifests in tests/kubelet; this names a fault without a cluster.
+fn restricted_faults(spec: &Yaml) -> Vec<String> {
+    let pod = &spec["securityContext"];
+    let mut faults = Vec::new();
+    let all = [&spec["initContainers"], &spec["containers"]];
+    for container in all.into_iter().filter_map(Yaml::as_vec).flatten() {
+        let name = container["name"].as_str().unwrap_or("?");
+        let own = &container["securityContext"];
+        let either = |key: &str| {
+            if own[key].is_badvalue() {
+                pod[key].clone()
+            } else {
+                own[key].clone()
+            }
+        };
+        if either("runAsNonRoot").as_bool() != Some(true) {
+            faults.push(format!("{name}: runAsNonRoot is not true"));
+        }
+        if either("seccompProfile")["type"].as_str() != Some("RuntimeDefault") {
+            faults.push(format!("{name}: seccompProfile is not RuntimeDefault"));
+        }
+        if either("runAsUser").as_i64() == Some(0) {
+            faults.push(format!("{name}: runAsUser is 0"));
+        }
+        if own["allowPrivilegeEscalation"].as_bool() != Some(false) {
+            faults.push(format!("{name}: allowPrivilegeEscalation is not false"));
+        }
+        if !strings(&own["capabilities"]["drop"]).contains(&"ALL".to_owned()) {
+            faults.push(format!("{name}: capabilities.drop lacks ALL"));
+        }
+        let resources = &container["resources"];
+        for (kind, key) in [
+            ("requests", "cpu"),
+            ("requests", "memory"),
+            ("limits", "memory"),
+        ] {
+            if resources[kind][key].is_badvalue() {
+                faults.push(format!("{name}: no resources.{kind}.{key}"));
+            }
+        }
+    }
+    faults
+}
+
+/// Every pod of the examples would be admitted in a namespace that enforces Pod Security
+/// `restricted` (unless its header says `# Pod Security: baseline` and why), with requests and
+/// limits on every container.
+#[test]
+fn every_example_pod_is_restricted_and_sized() {
+    let mut checked = 0;
+    for file in examples() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let baseline = text.contains("\n# Pod Security: baseline");
+        let documents = YamlLoader::load_from_str(&text).unwrap();
+        let mut specs = Vec::new();
+        for document in &documents {
+            pod_specs(document, &mut specs);
+        }
+        for spec in specs {
+            let faults: Vec<String> = restricted_faults(spec)
+                .into_iter()
+                .filter(|fault| !baseline || fault.contains("resources"))
+                .collect();
+            assert!(faults.is_empty(), "{}: {faults:#?}", file.display());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "only {checked} pod specs found");
+}
+
+#[test]
+fn a_pod_that_is_not_restricted_is_caught() {
+    // The check above is only worth something if a pod without the settings fails it.
+    let manifest = "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec:\n  containers:\n    \
+                    - name: app\n      image: app\n";
+    let documents = YamlLoader::load_from_str(manifest).unwrap();
+    let faults = restricted_faults(&documents[0]["spec"]);
+    for expected in [
+        "runAsNonRoot",
+        "seccompProfile",
+        "allowPrivilegeEscalation",
+        "capabilities",
+        "resources.limits.memory",
+    ] {
+        assert!(
+            faults.iter().any(|fault| fault.contains(expected)),
+            "{expected} not caught: {faults:?}"
+        );
+    }
+}

@@ -104,6 +104,8 @@ start_apiserver() {
   # The static token file: the harness is a cluster admin, the kubelet the node `localhost`.
   printf '%s,admin,admin,"system:masters"\n%s,system:node:localhost,kubelet,"system:nodes"\n' \
     "$admin" "$kubelet" >"$CLUSTER/tokens.csv"
+  # Admission: the defaults (PodSecurity among them since 1.25; make_admission_namespaces checks
+  # that it refuses a pod that is not restricted) and NodeRestriction.
   start_daemon kube-apiserver "$KUBE_BIN/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
     --bind-address 127.0.0.1 --secure-port "$API_PORT" --advertise-address "$NODE_IP" \

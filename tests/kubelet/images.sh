@@ -79,7 +79,7 @@ local_image_for() {
   case "$repository" in
     */readygate) echo "$TEST_REPO/readygate:latest" ;;
     busybox) echo "$TEST_REPO/busybox:base" ;;
-    nginx) echo "$TEST_REPO/nginx:latest" ;;
+    nginx | nginxinc/nginx-unprivileged) echo "$TEST_REPO/nginx:latest" ;;
     envoyproxy/envoy) echo "$TEST_REPO/envoy:latest" ;;
     postgres) echo "$TEST_REPO/postgres:latest" ;;
     redis) echo "$TEST_REPO/redis:latest" ;;

@@ -10,12 +10,72 @@ fail() {
 }
 
 # A namespace with what a controller-manager would have put in it: the default ServiceAccount
-# and the kube-root-ca.crt ConfigMap that service account token volumes read.
+# and the kube-root-ca.crt ConfigMap that service account token volumes read. LEVEL (optional)
+# labels it for the API server's PodSecurity admission; without it the namespace runs the
+# harness's pods, which use the host's network (there is no pod network here) and so are
+# admitted only at `privileged`: each is first admitted as its example declares it (admitted).
 make_namespace() {
-  local ns="$1"
+  local ns="$1" level="${2:-privileged}"
   k create namespace "$ns" >/dev/null
+  k label namespace "$ns" >/dev/null \
+    "pod-security.kubernetes.io/enforce=$level" "pod-security.kubernetes.io/warn=$level"
   k -n "$ns" create serviceaccount default >/dev/null
   k -n "$ns" create configmap kube-root-ca.crt --from-file ca.crt="$CLUSTER/pki/ca.crt" >/dev/null
+}
+
+# The Pod Security level an example is admitted at: `restricted`, unless its header says
+# `# Pod Security: baseline` (and why).
+pod_security_level() {
+  if grep -q '^# Pod Security: baseline' "$ROOT/examples/$1"; then echo baseline; else echo restricted; fi
+}
+
+# Namespaces that enforce each level, where every example is admitted before it runs: they
+# hold the examples' ServiceAccounts, which admission requires a pod's to exist. The API
+# server must refuse a pod that is not restricted there: proof that PodSecurity enforces.
+make_admission_namespaces() {
+  local level file accounts=""
+  for file in "$ROOT"/examples/*.yaml; do
+    [[ "$(basename "$file")" == kustomization.yaml ]] && continue
+    accounts+="$(objects "$(basename "$file")" | jq -c 'select(.kind == "ServiceAccount")')"
+  done
+  for level in restricted baseline; do
+    make_namespace "pod-security-$level" "$level"
+    [[ -z "$accounts" ]] || k -n "pod-security-$level" apply -f - >/dev/null <<<"$accounts"
+  done
+  if k -n pod-security-restricted create --dry-run=server -f - >/dev/null 2>&1 <<<'{"apiVersion": "v1", "kind": "Pod",
+      "metadata": {"name": "root"}, "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]}}'; then
+    echo "kubelet tests: PodSecurity admission did not refuse a pod that is not restricted" >&2
+    return 1
+  fi
+}
+
+# The objects of FILE, and the pod NAME its workload becomes, as the example declares them
+# (before the harness's changes), created in a dry run in the namespace of the example's level:
+# the API server's PodSecurity admission must take them without a warning.
+admitted() {
+  local file="$1" name="$2" kind="${3:-}" level said
+  level="$(pod_security_level "$file")"
+  # The ServiceAccounts are there already (make_admission_namespaces).
+  said="$({ objects "$file" | jq -c 'select(.kind != "ServiceAccount")'; declared_pod "$file" "$name" "$kind"; } |
+    k -n "pod-security-$level" create --dry-run=server -f - 2>&1 >/dev/null)" ||
+    fail "examples/$file is not admitted at Pod Security $level: $said"
+  [[ -z "$said" ]] || fail "examples/$file: the API server warned at Pod Security $level: $said"
+}
+
+# The pod that the workload of FILE (a Pod, or the template of a Job or Deployment) becomes,
+# named NAME, as its controller would create it; KIND (optional) picks the workload.
+declared_pod() {
+  local file="$1" name="$2" kind="${3:-}"
+  objects "$file" | jq -c --arg name "$name" --arg kind "$kind" '
+    select(.kind == "Pod" or .kind == "Job" or .kind == "Deployment")
+    | select($kind == "" or .kind == $kind)
+    | if .kind == "Pod" then . else
+        {apiVersion: "v1", kind: "Pod",
+         metadata: {labels: ((.spec.template.metadata.labels // {})
+                             + (if .kind == "Job" then {"job-name": .metadata.name} else {} end))},
+         spec: .spec.template.spec}
+      end
+    | .metadata.name = $name'
 }
 
 # Every object of an examples/ manifest, one JSON document a line.
@@ -31,17 +91,9 @@ objects() {
 # further, for a failure path; KIND (optional) picks the workload when the file has several.
 pod_from() {
   local file="$1" name="$2" jq_change="${3:-.}" kind="${4:-}"
-  objects "$file" | jq -c --arg name "$name" --arg kind "$kind" '
-    select(.kind == "Pod" or .kind == "Job" or .kind == "Deployment")
-    | select($kind == "" or .kind == $kind)
-    | if .kind == "Pod" then . else
-        {apiVersion: "v1", kind: "Pod",
-         metadata: {labels: ((.spec.template.metadata.labels // {})
-                             + (if .kind == "Job" then {"job-name": .metadata.name} else {} end))},
-         spec: .spec.template.spec}
-      end
-    | .metadata.name = $name
-    | .spec.nodeName = "localhost"
+  admitted "$file" "$name" "$kind"
+  declared_pod "$file" "$name" "$kind" | jq -c '
+    .spec.nodeName = "localhost"
     | .spec.hostNetwork = true
     | .spec.hostAliases = [{ip: "127.0.0.1", hostnames:
         ["db.default.svc", "cache.default.svc", "fluentd.logging.svc.cluster.local"]}]

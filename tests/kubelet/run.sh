@@ -65,6 +65,8 @@ start_kubelet
 # The node stays NotReady ("cni plugin not initialized"): there is no pod network, and every
 # pod here uses the host's, which the kubelet runs all the same.
 echo "kubelet: node localhost up after $((SECONDS - started)) s ($("$KUBE_BIN/kubectl" version -o json | jq -r .serverVersion.gitVersion), $(containerd --version | awk '{print $3}'))"
+make_admission_namespaces
+echo "kubelet: PodSecurity admission enforces restricted (namespace pod-security-restricted)"
 
 for case_file in "$HERE"/cases/*.sh; do
   source "$case_file"

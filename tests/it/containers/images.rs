@@ -23,6 +23,7 @@ pub const REDIS: &str = "localhost/readygate-test/redis:latest";
 /// Stand-in folders under `standins/`, by the repository a manifest names.
 const STAND_INS: &[(&str, &str)] = &[
     ("nginx", "nginx"),
+    ("nginxinc/nginx-unprivileged", "nginx"),
     ("envoyproxy/envoy", "envoy"),
     ("postgres", "postgres"),
     ("redis", "redis"),

@@ -1,6 +1,6 @@
 # examples/native-sidecar-poststart.yaml: the sidecar's postStart hook (readygate wait) holds
 # the app until nginx answers; past its deadline the hook fails and the kubelet restarts it.
-# host ports: 80
+# host ports: 8080
 # case: native-sidecar-poststart happy poststart_happy
 # case: native-sidecar-poststart failure poststart_failure
 
@@ -38,9 +38,9 @@ poststart_failure() {
   local proxy
   proxy="$(pod_json "$ns" web | status_of proxy)"
   echo "proxy: $proxy" >&2
-  jq -e '.lastState.terminated.message // "" | contains("readygate: not ready: http://127.0.0.1:80/: connection refused")' <<<"$proxy" >/dev/null ||
+  jq -e '.lastState.terminated.message // "" | contains("readygate: not ready: http://127.0.0.1:8080/: connection refused")' <<<"$proxy" >/dev/null ||
     fail "the sidecar's last termination message does not carry readygate's reason: $proxy"
-  jq -e '.state.waiting == null or (.state.waiting.message // "" | contains("http://127.0.0.1:80/: connection refused"))' <<<"$proxy" >/dev/null ||
+  jq -e '.state.waiting == null or (.state.waiting.message // "" | contains("http://127.0.0.1:8080/: connection refused"))' <<<"$proxy" >/dev/null ||
     fail "the sidecar's waiting message does not carry readygate's reason: $proxy"
   pod_json "$ns" web | status_of app | jq -e '.state.waiting' >/dev/null ||
     fail "the app started although the hook failed: $(pod_summary "$ns" web)"

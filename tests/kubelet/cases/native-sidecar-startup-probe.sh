@@ -1,6 +1,6 @@
 # examples/native-sidecar-startup-probe.yaml: the sidecar's startupProbe (readygate probe)
 # holds the app until nginx answers.
-# host ports: 80
+# host ports: 8080
 # case: native-sidecar-startup-probe happy native_startup_happy
 # case: native-sidecar-startup-probe failure native_startup_failure
 
@@ -11,8 +11,8 @@ native_startup_happy() {
   wait_ready "$ns" web 60
   # nginx's stand-in answers 503 first: the kubelet's event carries the line probe printed.
   local event
-  event="$(wait_event "$ns" web Unhealthy "http://127.0.0.1:80/: status 503" 5)"
-  [[ "$event" == "Startup probe failed: http://127.0.0.1:80/: status 503" ]] ||
+  event="$(wait_event "$ns" web Unhealthy "http://127.0.0.1:8080/: status 503" 5)"
+  [[ "$event" == "Startup probe failed: http://127.0.0.1:8080/: status 503" ]] ||
     fail "the probe event is not readygate's one line: $(jq -Rn --arg m "$event" '$m')"
   json="$(pod_json "$ns" web)"
   k -n "$ns" logs web -c app | grep -q "proxy served before app started" ||
@@ -27,13 +27,13 @@ native_startup_happy() {
 
 native_startup_failure() {
   local ns="$1" pod
-  # nginx never serves: the sidecar runs, but nothing listens on port 80.
+  # nginx never serves: the sidecar runs, but nothing listens on port 8080.
   pod="$(pod_from native-sidecar-startup-probe.yaml web \
     '(.spec.initContainers[] | select(.name == "proxy")) |= (.command = $idle)')"
   create_pod "$ns" "$pod"
   local event
   event="$(wait_event "$ns" web Unhealthy "connection refused" 30)"
-  [[ "$event" == "Startup probe failed: http://127.0.0.1:80/: connection refused" ]] ||
+  [[ "$event" == "Startup probe failed: http://127.0.0.1:8080/: connection refused" ]] ||
     fail "the probe event is not readygate's one line: $(jq -Rn --arg m "$event" '$m')"
   # Seen failing a few times, the app is still held.
   local end=$((SECONDS + 30))
@@ -45,5 +45,5 @@ native_startup_failure() {
     fail "the app started while the proxy's startupProbe failed: $(pod_summary "$ns" web)"
   pod_json "$ns" web | jq -e '.status.conditions[] | select(.type == "Ready") | .status == "False"' >/dev/null ||
     fail "the pod is Ready while its sidecar never served"
-  echo "app held while 'Startup probe failed: http://127.0.0.1:80/: connection refused' repeated"
+  echo "app held while 'Startup probe failed: http://127.0.0.1:8080/: connection refused' repeated"
 }

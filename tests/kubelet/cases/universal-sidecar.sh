@@ -4,7 +4,7 @@
 # init container. A 1.34 kubelet cannot turn built-in sidecars off (the gate is locked on), so
 # the case strips restartPolicy (and the startupProbe, which the API server allows only on a
 # built-in sidecar) from proxy-native, which is what such a kubelet ignores.
-# host ports: 80
+# host ports: 8080
 # case: universal-sidecar native universal_native
 # case: universal-sidecar legacy universal_legacy
 
