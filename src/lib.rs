@@ -12,6 +12,7 @@ mod error;
 pub mod exit;
 pub mod expect;
 pub mod header;
+mod inject;
 mod invocation;
 pub mod kind;
 mod log;

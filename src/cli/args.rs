@@ -11,6 +11,7 @@ use super::help::{self, EXAMPLES, HTTP, OUTPUT, PROCESS, SERVE, TIMING, TLS};
 use crate::duration::parse_duration;
 use crate::expect::{HeaderMatch, JsonField};
 use crate::header::{Header, HeaderParser};
+use crate::inject::sidecar::Mode;
 use crate::kind::HttpMethod;
 use crate::log::LogFormat;
 use crate::matcher::Matcher;
@@ -97,6 +98,11 @@ pub enum Command {
         after_long_help = help::SIDECAR_EXAMPLES
     )]
     Sidecar(SidecarCommand),
+    /// Add readygate's gate and a sidecar to manifests (files or stdin), written to stdout.
+    ///
+    /// Acts on the readygate.dev/ annotations of each pod and template; see docs/cli.md.
+    #[command(after_long_help = help::INJECT_EXAMPLES)]
+    Inject(InjectArgs),
     /// Print a shell completion script (bash, zsh or fish) to stdout.
     Completions(CompletionsArgs),
 }
@@ -440,6 +446,42 @@ pub struct InstallArgs {
     /// The folder to put `readygate` into (e.g. a shared emptyDir).
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
+}
+
+/// Add readygate's gate and a sidecar to manifests (files or stdin), written to stdout.
+///
+/// Acts on the readygate.dev/ annotations of each pod and template; see docs/cli.md.
+#[derive(Debug, Args)]
+pub struct InjectArgs {
+    /// Manifests to read: YAML (several documents) or JSON; `-` or none: stdin.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// A container to add to every pod, as YAML or JSON.
+    #[arg(long, value_name = "CONTAINER.yaml")]
+    pub sidecar: Option<PathBuf>,
+    /// How --sidecar is added: native (built-in sidecar), legacy (regular container) or
+    /// universal (both, with the handshake).
+    #[arg(long, value_enum, default_value_t = Mode::Native, value_name = "MODE",
+          requires = "sidecar")]
+    pub mode: Mode,
+    /// readygate's image, for the init containers inject adds.
+    #[arg(long, value_name = "IMAGE", default_value = DEFAULT_IMAGE)]
+    pub image: String,
+    /// Write the manifests, or one JSON Patch per document (a line each).
+    #[arg(long, value_enum, default_value_t = InjectOutput::Manifest, value_name = "FORMAT")]
+    pub output: InjectOutput,
+}
+
+/// The image inject puts in the init containers it adds: this release's.
+pub const DEFAULT_IMAGE: &str = concat!("ghcr.io/readygate/readygate:", env!("CARGO_PKG_VERSION"));
+
+/// What `inject` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InjectOutput {
+    /// The manifests, injected (documents left alone as they were written).
+    Manifest,
+    /// An RFC 6902 JSON Patch per document.
+    Patch,
 }
 
 /// Print a shell completion script (bash, zsh or fish) to stdout.

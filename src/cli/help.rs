@@ -97,6 +97,12 @@ pub const PROBE_EXAMPLES: &str = concat!(environment!(), "Examples:\n", probe_ex
 pub const SERVE_EXAMPLES: &str = concat!(environment!(), "Examples:\n", serve_examples!());
 /// The end of `install --help`.
 pub const INSTALL_EXAMPLES: &str = concat!("Examples:\n", install_examples!());
+/// The end of `inject --help`.
+pub const INJECT_EXAMPLES: &str = "Examples:
+  readygate inject deploy.yaml | kubectl apply -f -
+  readygate inject --sidecar proxy.yaml --mode universal app.yaml > app.injected.yaml
+  readygate inject --output patch pod.json
+";
 /// The end of `sidecar --help`.
 pub const SIDECAR_EXAMPLES: &str = concat!("Examples:\n", sidecar_examples!());
 

@@ -21,6 +21,7 @@ mod help_fits_a_screen;
 mod hostile;
 mod http_requests;
 mod hung_mount;
+mod inject;
 mod install;
 mod json_logs;
 mod k8s;

@@ -1,0 +1,187 @@
+//! `readygate inject`: manifests in, the same manifests with readygate's gate and the sidecar
+//! added out (or the JSON Patch that adds them). Documents are read into an ordered tree, never
+//! into typed structs, so fields inject does not know pass through; a document it leaves alone
+//! is written back as its own text. The whole output is built before a byte is written: a bad
+//! document anywhere writes nothing.
+
+mod annotations;
+mod document;
+mod json;
+mod patch;
+mod pod;
+mod probe;
+mod shared;
+pub mod sidecar;
+mod tree;
+mod yaml;
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use crate::cli::{InjectArgs, InjectOutput};
+use crate::exit::Exit;
+pub use pod::Injection;
+use sidecar::Sidecar;
+pub use tree::Node;
+
+/// Runs `readygate inject`.
+pub fn run(args: InjectArgs) -> Exit {
+    let injection = match injection(&args) {
+        Ok(injection) => injection,
+        Err(message) => return Exit::Usage(message),
+    };
+    let mut out = String::new();
+    let inputs: Vec<&Path> = match args.files.is_empty() {
+        true => vec![Path::new("-")],
+        false => args.files.iter().map(|p| p.as_path()).collect(),
+    };
+    let named = args.files.len() > 1;
+    for input in inputs {
+        let shown = match input == Path::new("-") {
+            true => "stdin".to_string(),
+            false => input.display().to_string(),
+        };
+        let text = match read(input) {
+            Ok(text) => text,
+            Err(message) => return Exit::Usage(format!("{shown}: {message}")),
+        };
+        let stream = match args.output {
+            InjectOutput::Manifest => manifests(&text, &injection),
+            InjectOutput::Patch => patches(&text, &injection),
+        };
+        match stream {
+            Ok(text) => {
+                // Documents of the next file start a document of their own.
+                if !out.is_empty() && args.output == InjectOutput::Manifest && !is_json(&text) {
+                    if !out.ends_with('\n') {
+                        out.push('\n');
+                    }
+                    if !text.starts_with("---") {
+                        out.push_str("---\n");
+                    }
+                }
+                out.push_str(&text);
+            }
+            Err(message) if named || !args.files.is_empty() => {
+                return Exit::Usage(format!("{shown}: {message}"))
+            }
+            Err(message) => return Exit::Usage(message),
+        }
+    }
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(out.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => Exit::Ready,
+        Err(err) => Exit::Failed(format!(
+            "cannot write the manifests: {}",
+            crate::error::describe_io(&err)
+        )),
+    }
+}
+
+/// The injection the options describe, its sidecar file read and checked.
+fn injection(args: &InjectArgs) -> Result<Injection, String> {
+    let sidecar = match &args.sidecar {
+        None => None,
+        Some(path) => {
+            let shown = path.display();
+            let text = read(path).map_err(|e| format!("--sidecar {shown}: {e}"))?;
+            let container = match is_json(&text) {
+                true => serde_json::from_str::<Node>(&text).map_err(|e| e.to_string()),
+                false => yaml::load("", &text).and_then(|node| node.ok_or("empty".into())),
+            };
+            let container = container.map_err(|e| format!("--sidecar {shown}: {e}"))?;
+            let sidecar = Sidecar::new(container, args.mode)
+                .map_err(|e| format!("--sidecar {shown}: {e}"))?;
+            Some(sidecar)
+        }
+    };
+    Ok(Injection {
+        image: args.image.clone(),
+        sidecar,
+    })
+}
+
+/// The text of FILE, or of stdin for `-`.
+fn read(path: &Path) -> Result<String, String> {
+    let mut bytes = Vec::new();
+    let read = match path == Path::new("-") {
+        true => std::io::stdin().lock().read_to_end(&mut bytes).map(drop),
+        false => {
+            std::fs::File::open(path).and_then(|mut file| file.read_to_end(&mut bytes).map(drop))
+        }
+    };
+    read.map_err(|e| crate::error::describe_io(&e))?;
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
+}
+
+/// Whether a stream is JSON: its first character past white space opens an object.
+fn is_json(text: &str) -> bool {
+    text.trim_start().starts_with('{')
+}
+
+/// The stream with every document injected: a document left alone as its own text.
+fn manifests(text: &str, injection: &Injection) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    if is_json(text) {
+        let mut written = 0;
+        for (index, (range, mut node)) in json::load_stream(text)?.into_iter().enumerate() {
+            out.push_str(&text[written..range.start]);
+            let before = node.clone();
+            document::inject(&mut node, index + 1, injection)?;
+            match node == before {
+                true => out.push_str(&text[range.clone()]),
+                false => out.push_str(json::emit(&node)?.trim_end_matches('\n')),
+            }
+            written = range.end;
+        }
+        out.push_str(&text[written..]);
+        return Ok(out);
+    }
+    for (index, piece) in yaml::split(text).into_iter().enumerate() {
+        let fail = |e: String| format!("document {}: {e}", index + 1);
+        out.push_str(piece.separator);
+        let Some(mut node) = yaml::load(piece.separator, piece.body).map_err(fail)? else {
+            out.push_str(piece.body);
+            continue;
+        };
+        let before = node.clone();
+        document::inject(&mut node, index + 1, injection)?;
+        if node == before {
+            out.push_str(piece.body);
+            continue;
+        }
+        out.push_str(yaml::leading_comments(piece.body));
+        out.push_str(&yaml::emit(&node).map_err(fail)?);
+    }
+    Ok(out)
+}
+
+/// One JSON Patch per document, a line each (`[]` for a document left alone).
+fn patches(text: &str, injection: &Injection) -> Result<String, String> {
+    let documents: Vec<Node> = match is_json(text) {
+        true => json::load_stream(text)?
+            .into_iter()
+            .map(|(_, node)| node)
+            .collect(),
+        false => {
+            let mut nodes = Vec::new();
+            for (index, piece) in yaml::split(text).into_iter().enumerate() {
+                let node = yaml::load(piece.separator, piece.body)
+                    .map_err(|e| format!("document {}: {e}", index + 1))?;
+                nodes.extend(node);
+            }
+            nodes
+        }
+    };
+    let mut out = String::new();
+    for (index, before) in documents.iter().enumerate() {
+        let mut after = before.clone();
+        document::inject(&mut after, index + 1, injection)?;
+        out.push_str(&patch::to_json(&patch::diff(before, &after)));
+        out.push('\n');
+    }
+    Ok(out)
+}
