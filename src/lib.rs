@@ -5,6 +5,7 @@
 #[macro_use]
 mod say;
 pub mod cli;
+pub mod cluster;
 mod compat;
 pub mod duration;
 pub mod engine;
@@ -31,5 +32,6 @@ mod secrets;
 mod serve;
 pub mod status;
 mod version;
+mod webhook;
 
 pub use invocation::Invocation;

@@ -554,7 +554,7 @@ pub(crate) fn env(name: &str) -> Result<Option<String>, String> {
 }
 
 /// Logging as the user chose: `-q` failures only, `-v` every attempt, else at `usual`.
-fn log_settings(log: &LogArgs, usual: tracing::Level) -> LogSettings {
+pub(crate) fn log_settings(log: &LogArgs, usual: tracing::Level) -> LogSettings {
     let level = match (log.quiet, log.verbose) {
         (true, _) => tracing::Level::ERROR,
         (_, true) => tracing::Level::DEBUG,

@@ -11,7 +11,6 @@ use super::help::{self, EXAMPLES, HTTP, OUTPUT, PROCESS, SERVE, TIMING, TLS};
 use crate::duration::parse_duration;
 use crate::expect::{HeaderMatch, JsonField};
 use crate::header::{Header, HeaderParser};
-use crate::inject::sidecar::Mode;
 use crate::kind::HttpMethod;
 use crate::log::LogFormat;
 use crate::matcher::Matcher;
@@ -98,11 +97,6 @@ pub enum Command {
         after_long_help = help::SIDECAR_EXAMPLES
     )]
     Sidecar(SidecarCommand),
-    /// Add readygate's gate and a sidecar to manifests (files or stdin), written to stdout.
-    ///
-    /// Acts on the readygate.dev/ annotations of each pod and template; see docs/cli.md.
-    #[command(after_long_help = help::INJECT_EXAMPLES)]
-    Inject(InjectArgs),
     /// Print a shell completion script (bash, zsh or fish) to stdout.
     Completions(CompletionsArgs),
 }
@@ -456,20 +450,57 @@ pub struct InjectArgs {
     /// Manifests to read: YAML (several documents) or JSON; `-` or none: stdin.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub injection: InjectionArgs,
+    /// Write the manifests, or one JSON Patch per document (a line each).
+    #[arg(long, value_enum, default_value_t = InjectOutput::Manifest, value_name = "FORMAT")]
+    pub output: InjectOutput,
+}
+
+/// What `inject` and `webhook` add to every pod besides what its annotations ask for.
+#[derive(Debug, Args)]
+pub struct InjectionArgs {
     /// A container to add to every pod, as YAML or JSON.
     #[arg(long, value_name = "CONTAINER.yaml")]
     pub sidecar: Option<PathBuf>,
     /// How --sidecar is added: native (built-in sidecar), legacy (regular container) or
     /// universal (both, with the handshake).
-    #[arg(long, value_enum, default_value_t = Mode::Native, value_name = "MODE",
+    #[arg(long, value_enum, default_value_t = SidecarMode::Native, value_name = "MODE",
           requires = "sidecar")]
-    pub mode: Mode,
+    pub mode: SidecarMode,
     /// readygate's image, for the init containers inject adds.
     #[arg(long, value_name = "IMAGE", default_value = DEFAULT_IMAGE)]
     pub image: String,
-    /// Write the manifests, or one JSON Patch per document (a line each).
-    #[arg(long, value_enum, default_value_t = InjectOutput::Manifest, value_name = "FORMAT")]
-    pub output: InjectOutput,
+}
+
+/// How `--sidecar` is added to each pod.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SidecarMode {
+    /// An init container with `restartPolicy: Always` (Kubernetes 1.29+).
+    Native,
+    /// A regular container, first among the containers.
+    Legacy,
+    /// Both, joined by `readygate sidecar native|legacy` over a state file.
+    Universal,
+}
+
+/// Serve a mutating admission webhook that injects pods as `inject` does, over TLS.
+///
+/// admission.k8s.io/v1 at /mutate (a JSONPatch for Pod CREATE); /healthz and /readyz. The
+/// certificate and key are read again when their files change.
+#[derive(Debug, Args)]
+pub struct WebhookArgs {
+    /// Address to listen on.
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:8443")]
+    pub listen: std::net::SocketAddr,
+    /// The server's certificate chain (PEM).
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: PathBuf,
+    /// Its private key (PEM).
+    #[arg(long, value_name = "FILE")]
+    pub tls_key: PathBuf,
+    #[command(flatten)]
+    pub injection: InjectionArgs,
 }
 
 /// The image inject puts in the init containers it adds: this release's.

@@ -99,9 +99,13 @@ pub const SERVE_EXAMPLES: &str = concat!(environment!(), "Examples:\n", serve_ex
 pub const INSTALL_EXAMPLES: &str = concat!("Examples:\n", install_examples!());
 /// The end of `inject --help`.
 pub const INJECT_EXAMPLES: &str = "Examples:
-  readygate inject deploy.yaml | kubectl apply -f -
-  readygate inject --sidecar proxy.yaml --mode universal app.yaml > app.injected.yaml
-  readygate inject --output patch pod.json
+  readygate-cluster inject deploy.yaml | kubectl apply -f -
+  readygate-cluster inject --sidecar proxy.yaml --mode universal app.yaml > app.injected.yaml
+  readygate-cluster inject --output patch pod.json
+";
+/// The end of `webhook --help`.
+pub const WEBHOOK_EXAMPLES: &str = "Examples:
+  readygate-cluster webhook --tls-cert /tls/tls.crt --tls-key /tls/tls.key
 ";
 /// The end of `sidecar --help`.
 pub const SIDECAR_EXAMPLES: &str = concat!("Examples:\n", sidecar_examples!());

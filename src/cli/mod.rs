@@ -3,6 +3,7 @@
 //! these into a validated plan before any I/O.
 
 mod args;
+pub mod cluster;
 pub mod dashes;
 mod environment;
 pub mod generate;

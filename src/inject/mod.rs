@@ -18,15 +18,24 @@ mod yaml;
 use std::io::{Read, Write};
 use std::path::Path;
 
-use crate::cli::{InjectArgs, InjectOutput};
+use crate::cli::{InjectArgs, InjectOutput, InjectionArgs};
 use crate::exit::Exit;
 pub use pod::Injection;
 use sidecar::Sidecar;
 pub use tree::Node;
 
+/// The JSON Patch that injects `pod` (a Pod object, as the API server sends it), or `None`
+/// when there is nothing to add; the error names the field at fault.
+pub fn pod_patch(pod: &Node, injection: &Injection) -> Result<Option<String>, String> {
+    let mut after = pod.clone();
+    document::inject(&mut after, 1, injection)?;
+    let ops = patch::diff(pod, &after);
+    Ok((!ops.is_empty()).then(|| patch::to_json(&ops)))
+}
+
 /// Runs `readygate inject`.
 pub fn run(args: InjectArgs) -> Exit {
-    let injection = match injection(&args) {
+    let injection = match injection(&args.injection) {
         Ok(injection) => injection,
         Err(message) => return Exit::Usage(message),
     };
@@ -82,7 +91,7 @@ pub fn run(args: InjectArgs) -> Exit {
 }
 
 /// The injection the options describe, its sidecar file read and checked.
-fn injection(args: &InjectArgs) -> Result<Injection, String> {
+pub fn injection(args: &InjectionArgs) -> Result<Injection, String> {
     let sidecar = match &args.sidecar {
         None => None,
         Some(path) => {

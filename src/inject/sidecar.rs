@@ -2,19 +2,10 @@
 //! one of three forms: a built-in sidecar, a regular container, or the universal pair that
 //! works on nodes with and without built-in sidecars (examples/universal-sidecar.yaml).
 
+pub use crate::cli::SidecarMode as Mode;
+
 use super::shared;
 use super::tree::{map_of, Node};
-
-/// How the sidecar is added.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Mode {
-    /// An init container with `restartPolicy: Always` (Kubernetes 1.29+).
-    Native,
-    /// A regular container, first among the containers.
-    Legacy,
-    /// Both, joined by `readygate sidecar native|legacy` over a state file.
-    Universal,
-}
 
 /// How long the legacy half waits for the native half to say it runs.
 const GRACE: &str = "10s";

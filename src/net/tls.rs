@@ -4,6 +4,7 @@
 //! to parse, and rarely needed); `--insecure` accepts any certificate, as the kubelet's httpGet.
 
 mod client_cert;
+pub mod server_cert;
 mod words;
 
 use std::fmt::Display;

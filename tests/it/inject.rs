@@ -13,7 +13,7 @@ use std::time::Duration;
 use yaml_rust2::{Yaml, YamlLoader};
 
 use crate::support::run::{Outcome, RunExt};
-use crate::support::{readygate, TempDir};
+use crate::support::{readygate_cluster, TempDir};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -29,7 +29,7 @@ fn read(path: &Path) -> String {
 
 /// `readygate inject ARGS` with `stdin` on its standard input.
 fn inject_stdin(args: &[&str], stdin: &str) -> Outcome {
-    let mut command = readygate(["inject"].iter().chain(args));
+    let mut command = readygate_cluster(["inject"].iter().chain(args));
     command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -49,7 +49,7 @@ fn inject_stdin(args: &[&str], stdin: &str) -> Outcome {
 
 /// `readygate inject ARGS`, which must succeed; its stdout.
 fn inject(args: &[&str]) -> String {
-    let outcome = readygate(["inject"].iter().chain(args)).outcome();
+    let outcome = readygate_cluster(["inject"].iter().chain(args)).outcome();
     outcome.expect_code(0);
     assert_eq!(outcome.stderr, "", "{outcome:#?}");
     outcome.stdout
@@ -298,27 +298,27 @@ fn bad_files_write_nothing() {
     let good = golden("workloads.in.yaml");
     let bad = dir.join("bad.yaml");
     std::fs::write(&bad, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n    readygate.dev/wait-for: \"\"\nspec: {containers: []}\n").unwrap();
-    let outcome = readygate(["inject", path(&good), path(&bad)]).outcome();
+    let outcome = readygate_cluster(["inject", path(&good), path(&bad)]).outcome();
     outcome.expect_code(2).expect_stderr(
         "bad.yaml: document 1 (Pod p): metadata.annotations[readygate.dev/wait-for]: no target",
     );
     assert_eq!(outcome.stdout, "");
 
-    readygate(["inject", path(&dir.join("missing.yaml"))])
+    readygate_cluster(["inject", path(&dir.join("missing.yaml"))])
         .outcome()
         .expect_code(2)
         .expect_stderr("missing.yaml: no such file");
 
     let nameless = dir.join("nameless.yaml");
     std::fs::write(&nameless, "image: x\n").unwrap();
-    readygate(["inject", "--sidecar", path(&nameless), path(&good)])
+    readygate_cluster(["inject", "--sidecar", path(&nameless), path(&good)])
         .outcome()
         .expect_code(2)
         .expect_stderr("--sidecar")
         .expect_stderr("the container has no name");
     let no_command = dir.join("no-command.yaml");
     std::fs::write(&no_command, "name: proxy\nimage: x\n").unwrap();
-    readygate([
+    readygate_cluster([
         "inject",
         "--sidecar",
         path(&no_command),

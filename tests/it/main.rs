@@ -57,4 +57,5 @@ mod usage_errors;
 mod usage_names;
 mod wait_for;
 mod wait_for_it;
+mod webhook;
 mod wrong_protocol;

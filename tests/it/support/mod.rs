@@ -33,7 +33,7 @@ pub mod zookeeper;
 pub use deps::require;
 pub use emulated::skip_under_qemu;
 pub use events::{wait_for_path, wait_until};
-pub use run::readygate;
+pub use run::{readygate, readygate_cluster};
 pub use running::Running;
 
 use std::net::{SocketAddr, TcpListener};

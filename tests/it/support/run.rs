@@ -18,8 +18,26 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
+    binary(env!("CARGO_BIN_EXE_readygate"), args)
+}
+
+/// A `readygate-cluster` command (`inject`, `webhook`), set up as [`readygate`] is.
+pub fn readygate_cluster<I, S>(args: I) -> Command
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    binary(env!("CARGO_BIN_EXE_readygate-cluster"), args)
+}
+
+/// One of the crate's binaries, with `args`, as [`readygate`] describes.
+fn binary<I, S>(path: &str, args: I) -> Command
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
     use std::os::unix::process::CommandExt;
-    let mut command = Command::new(env!("CARGO_BIN_EXE_readygate"));
+    let mut command = Command::new(path);
     for (key, _) in std::env::vars_os() {
         if key.to_string_lossy().starts_with("READYGATE_") {
             command.env_remove(key);

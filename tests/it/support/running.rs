@@ -171,6 +171,11 @@ impl Running {
         last
     }
 
+    /// The stderr lines taken so far, as one text.
+    pub fn written(&self) -> String {
+        self.seen.concat()
+    }
+
     /// When stdout first held `text` (`probe`'s reason line), failing the test after `limit`.
     #[track_caller]
     pub fn stdout_within(&mut self, text: &str, limit: Duration) -> Instant {

@@ -1,0 +1,258 @@
+//! `readygate webhook`: a mutating admission webhook that applies to every Pod CREATE what
+//! `inject` applies to a manifest. The API server is its only expected client, but anyone who
+//! can reach the port can send anything: connections are capped, each TLS handshake and
+//! request head is bounded in time, a request body in size, and an answer in time; the pod's
+//! contents never reach the log (names only).
+
+mod reload;
+mod review;
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+use tokio_rustls::TlsAcceptor;
+
+use crate::cli::{LogArgs, WebhookArgs};
+use crate::error::describe_io;
+use crate::exit::Exit;
+use crate::inject::Injection;
+use crate::log::LogSettings;
+use crate::net::tls::server_cert::{self, Current};
+use crate::process::signal::Terminations;
+
+/// Most connections open at once (the API server keeps a few, one per concurrent call).
+const MAX_CONNECTIONS: usize = 256;
+
+/// Most reviews read and answered at once: each holds its body and the pod's tree.
+const MAX_REVIEWS: usize = 16;
+
+/// The largest review read: a pod is at most about 1.5 MiB (etcd's limit), and the review of a
+/// CREATE holds it once.
+const MAX_BODY: usize = 3 * 1024 * 1024;
+
+/// How long a client may take over its TLS handshake, and then over each request head.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long one review may take, from its head to the last byte of the answer: well inside the
+/// API server's webhook timeout (deploy/ sets 5 s; 10 s by default).
+const ANSWER_WITHIN: Duration = Duration::from_secs(3);
+
+/// The validated command line of `readygate webhook`.
+pub struct WebhookPlan {
+    listen: SocketAddr,
+    cert: PathBuf,
+    key: PathBuf,
+    pair: Arc<Current>,
+    injection: Injection,
+    log: LogSettings,
+}
+
+impl WebhookPlan {
+    /// Reads the certificate pair and the sidecar file; an error is a usage error.
+    pub fn new(args: WebhookArgs, log: &LogArgs) -> Result<WebhookPlan, String> {
+        let pair = server_cert::read(&args.tls_cert, &args.tls_key, ("--tls-cert", "--tls-key"))?;
+        let injection = crate::inject::injection(&args.injection)?;
+        Ok(WebhookPlan {
+            listen: args.listen,
+            cert: args.tls_cert,
+            key: args.tls_key,
+            pair: Current::new(pair),
+            injection,
+            log: crate::plan::log_settings(log, tracing::Level::INFO),
+        })
+    }
+}
+
+/// What every connection shares.
+struct Shared {
+    injection: Injection,
+    reviews: Semaphore,
+}
+
+/// Serves until SIGTERM or SIGINT, which end it with status 0.
+pub async fn serve(plan: WebhookPlan) -> Exit {
+    crate::log::init(plan.log);
+    crate::process::fdlimit::make_room(MAX_CONNECTIONS);
+    let mut signals = Terminations::listen();
+    let listener = match TcpListener::bind(plan.listen).await {
+        Ok(listener) => listener,
+        Err(e) => {
+            return Exit::Failed(format!(
+                "cannot listen on {}: {}",
+                plan.listen,
+                describe_io(&e)
+            ))
+        }
+    };
+    let config = match server_cert::server_config(plan.pair.clone()) {
+        Ok(config) => config,
+        Err(reason) => return Exit::Failed(format!("cannot set up TLS: {reason}")),
+    };
+    let acceptor = TlsAcceptor::from(Arc::new(config));
+    let files = reload::Files {
+        cert: plan.cert.clone(),
+        key: plan.key.clone(),
+        current: plan.pair.clone(),
+    };
+    match reload::watch(files) {
+        Ok(watching) => drop(tokio::spawn(watching)),
+        Err(e) => tracing::warn!(
+            event = "certificate",
+            "cannot watch the certificate files (they will not be reloaded): {}",
+            describe_io(&e)
+        ),
+    }
+    let local = listener.local_addr().unwrap_or(plan.listen);
+    tracing::info!(
+        event = "webhook",
+        "serving admission reviews on https://{local}/mutate"
+    );
+    let shared = Arc::new(Shared {
+        injection: plan.injection,
+        reviews: Semaphore::new(MAX_REVIEWS),
+    });
+    let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        // Cancellation: both arms are cancel-safe; a connection not yet taken stays queued.
+        let permit = tokio::select! {
+            signal = signals.next() => {
+                tracing::info!(event = "signal", status = Exit::Ready.code(), "stopped by signal {signal}");
+                return Exit::Ready;
+            }
+            permit = connections.clone().acquire_owned() => permit,
+        };
+        let Ok(permit) = permit else {
+            return Exit::Ready;
+        };
+        let accepted = tokio::select! {
+            signal = signals.next() => {
+                tracing::info!(event = "signal", status = Exit::Ready.code(), "stopped by signal {signal}");
+                return Exit::Ready;
+            }
+            accepted = listener.accept() => accepted,
+        };
+        match accepted {
+            Ok((stream, _)) => {
+                let (acceptor, shared) = (acceptor.clone(), shared.clone());
+                tokio::spawn(async move {
+                    connection(stream, acceptor, shared).await;
+                    drop(permit);
+                });
+            }
+            // Out of descriptors: it would fail again at once.
+            Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+        }
+    }
+}
+
+/// Serves one connection: the TLS handshake within its bound, then HTTP/1.1 requests.
+async fn connection(stream: TcpStream, acceptor: TlsAcceptor, shared: Arc<Shared>) {
+    let _ = stream.set_nodelay(true);
+    let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+        Ok(Ok(tls)) => tls,
+        _ => return,
+    };
+    let service = service_fn(move |request| {
+        let shared = shared.clone();
+        async move { Ok::<_, Infallible>(route(request, &shared).await) }
+    });
+    let mut http = http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(HANDSHAKE_TIMEOUT)
+        .max_buf_size(64 * 1024);
+    let _ = http.serve_connection(TokioIo::new(tls), service).await;
+}
+
+/// Answers one request by its path.
+async fn route(request: Request<Incoming>, shared: &Shared) -> Response<Full<Bytes>> {
+    match (request.method(), request.uri().path()) {
+        (&Method::GET, "/healthz" | "/readyz") => plain(StatusCode::OK, "ok\n"),
+        (&Method::POST, "/mutate") => {
+            match tokio::time::timeout(ANSWER_WITHIN, mutate(request, shared)).await {
+                Ok(response) => response,
+                Err(_) => {
+                    tracing::warn!(
+                        event = "admission",
+                        "no review answered within {ANSWER_WITHIN:?}"
+                    );
+                    plain(StatusCode::SERVICE_UNAVAILABLE, "review not read in time\n")
+                }
+            }
+        }
+        (_, "/mutate" | "/healthz" | "/readyz") => {
+            plain(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n")
+        }
+        _ => plain(StatusCode::NOT_FOUND, "not found\n"),
+    }
+}
+
+/// Reads one review (bounded in size) and answers it.
+async fn mutate(request: Request<Incoming>, shared: &Shared) -> Response<Full<Bytes>> {
+    let Ok(_permit) = shared.reviews.acquire().await else {
+        return plain(StatusCode::SERVICE_UNAVAILABLE, "shutting down\n");
+    };
+    // A declared length past the cap is refused before a byte of the body is read.
+    let declared = hyper::body::Body::size_hint(request.body()).lower();
+    if declared > MAX_BODY as u64 {
+        tracing::warn!(
+            event = "admission",
+            "refused a request: review larger than 3 MiB"
+        );
+        return plain(StatusCode::PAYLOAD_TOO_LARGE, "review larger than 3 MiB\n");
+    }
+    let body = match Limited::new(request.into_body(), MAX_BODY).collect().await {
+        Ok(body) => body.to_bytes(),
+        Err(e) => {
+            let too_large = e
+                .downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some();
+            let (status, what) = match too_large {
+                true => (StatusCode::PAYLOAD_TOO_LARGE, "review larger than 3 MiB"),
+                false => (StatusCode::BAD_REQUEST, "review not read"),
+            };
+            tracing::warn!(event = "admission", "refused a request: {what}");
+            return plain(status, &format!("{what}\n"));
+        }
+    };
+    match review::answer(&body, &shared.injection) {
+        Ok((json, decision)) => {
+            tracing::info!(
+                event = "admission",
+                pod = decision.pod.as_str(),
+                verdict = decision.verdict,
+                "{} {}",
+                decision.verdict,
+                decision.pod
+            );
+            let mut response = Response::new(Full::new(Bytes::from(json)));
+            response.headers_mut().insert(
+                hyper::header::CONTENT_TYPE,
+                hyper::header::HeaderValue::from_static("application/json"),
+            );
+            response
+        }
+        Err(reason) => {
+            // Where the body broke, never its text.
+            tracing::warn!(event = "admission", "refused a request: {reason}");
+            plain(StatusCode::BAD_REQUEST, &format!("{reason}\n"))
+        }
+    }
+}
+
+/// A short text answer.
+fn plain(status: StatusCode, text: &str) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(text.to_owned())));
+    *response.status_mut() = status;
+    response
+}
