@@ -367,3 +367,59 @@ fn the_waiting_line_carries_each_targets_last_reason() {
     assert_eq!(reasons[1]["target"], url.as_str());
     assert_eq!(reasons[1]["reason"], "status 503");
 }
+
+/// The keys of one JSON line, in the order written (a `Value` keeps no order).
+fn keys_in_order(line: &str) -> Vec<String> {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+    struct Keys;
+    impl<'de> Visitor<'de> for Keys {
+        type Value = Vec<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Vec<String>, A::Error> {
+            let mut keys = Vec::new();
+            while let Some((key, IgnoredAny)) = map.next_entry::<String, IgnoredAny>()? {
+                keys.push(key);
+            }
+            Ok(keys)
+        }
+    }
+    let mut reader = serde_json::Deserializer::from_str(line);
+    (&mut reader)
+        .deserialize_map(Keys)
+        .unwrap_or_else(|e| panic!("{e}: {line:?}"))
+}
+
+#[test]
+fn every_line_writes_its_fields_in_the_documented_order() {
+    // docs/cli.md's table, in its order: a line has each field it carries in this order.
+    const ORDER: [&str; 9] = [
+        "timestamp",
+        "level",
+        "event",
+        "elapsed_ms",
+        "target",
+        "attempt",
+        "status",
+        "reason",
+        "message",
+    ];
+    let closed = format!("tcp://{}", closed_addr());
+    let outcome =
+        readygate(["wait", "-v", "--log-format", "json", "-t", "300ms", &closed]).outcome();
+    outcome.expect_code(1);
+    let mut seen = std::collections::BTreeSet::new();
+    for line in outcome.stderr.lines() {
+        let keys = keys_in_order(line);
+        let expected: Vec<&str> = ORDER
+            .iter()
+            .copied()
+            .filter(|field| keys.iter().any(|k| k == field))
+            .collect();
+        assert_eq!(keys, expected, "{line}");
+        seen.extend(keys);
+    }
+    // The run's lines, together, show every field: each was put in its place at least once.
+    assert_eq!(seen.len(), ORDER.len(), "{seen:?}: {}", outcome.stderr);
+}

@@ -290,6 +290,16 @@ fn grpc_health_answers_a_real_grpc_client_on_the_same_port() {
     assert_eq!(grpc_health(addr, "", "Watch"), "UNIMPLEMENTED");
     // HTTP/1 still answers on the same port, and the gRPC health client was really answered.
     assert_eq!(served.get("/ready/up").status, 200);
+}
+
+/// readygate's own gRPC probe against serve, apart from the Python client above, so that a
+/// machine without that client still runs (and fails) this check on its own.
+#[test]
+fn grpc_probes_of_serve_read_serving_and_not_serving() {
+    let (_listener, up) = open_port();
+    let down = format!("tcp://{}", closed_addr());
+    let served = Served::start(&[&up, "--group", &format!("up={up}"), &down]);
+    let addr = served.addr;
     let ready = readygate(["probe", &format!("grpc://{addr}/up")]).outcome();
     ready.expect_code(0);
     let not_ready = readygate(["probe", &format!("grpc://{addr}")]).outcome();
