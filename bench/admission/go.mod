@@ -1,0 +1,3 @@
+module readygate.dev/bench/admission
+
+go 1.21
