@@ -124,5 +124,9 @@ mod tests {
         bad.path = "/a b".into();
         let err = build(&bad, Method::GET, &[], Carry::ALL).unwrap_err();
         assert_eq!(err, "invalid request path \"/a b\"");
+        // A path built from a peer's text (a k8s resourceVersion) is quoted cut, not whole.
+        bad.path = format!("/?v={}", "9".repeat(1 << 20));
+        let err = build(&bad, Method::GET, &[], Carry::ALL).unwrap_err();
+        assert!(err.len() < 400, "{} bytes", err.len());
     }
 }
