@@ -2,14 +2,16 @@
 //! the repository: every page is reachable from the README, every example is shown by a page,
 //! every relative link lands on a file (and heading), and every readygate command line in a
 //! page's `sh` and `yaml` blocks is accepted by the real binary, run as examples.rs runs the
-//! manifests' (nothing waits, nothing is exec'd).
+//! manifests' (nothing waits, nothing is exec'd); a manifest that asks for injection with
+//! `readygate.dev/` annotations is injected by `readygate-cluster inject`.
 
 use std::path::{Path, PathBuf};
 
 use yaml_rust2::YamlLoader;
 
 use crate::examples::{examples, invocations, root, run, Invocation};
-use crate::support::TempDir;
+use crate::support::run::RunExt;
+use crate::support::{readygate_cluster, TempDir};
 
 /// README.md and the guide's pages.
 fn pages() -> Vec<PathBuf> {
@@ -200,4 +202,32 @@ fn a_guide_command_line_the_cli_rejects_is_caught() {
     let (code, stderr) = run(&found[0], &sandbox.0);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("--timout"), "{stderr}");
+}
+
+/// A `yaml` block that asks for injection (`readygate.dev/` annotations) is a manifest that
+/// `readygate-cluster inject` takes, and adds readygate to.
+#[test]
+fn every_annotated_manifest_of_the_guide_is_injected() {
+    let mut checked = 0;
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for block in blocks(&text, "yaml")
+            .into_iter()
+            .filter(|block| block.contains("readygate.dev/"))
+        {
+            let sandbox = TempDir::new();
+            let file = sandbox.join("manifest.yaml");
+            std::fs::write(&file, &block).unwrap();
+            let outcome = readygate_cluster(["inject".as_ref(), file.as_os_str()]).outcome();
+            assert_eq!(outcome.code, Some(0), "{}: {outcome:#?}", page.display());
+            assert!(
+                outcome.stdout.contains("readygate-"),
+                "{}: inject added nothing: {}",
+                page.display(),
+                outcome.stdout
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 1, "no annotated manifest in the guide");
 }
