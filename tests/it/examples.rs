@@ -464,3 +464,26 @@ fn a_pod_that_is_not_restricted_is_caught() {
         );
     }
 }
+
+#[test]
+fn the_kustomization_lists_every_example() {
+    let text = std::fs::read_to_string(root().join("examples/kustomization.yaml")).unwrap();
+    let documents = YamlLoader::load_from_str(&text).unwrap();
+    let listed: Vec<&str> = documents[0]["resources"]
+        .as_vec()
+        .expect("resources")
+        .iter()
+        .filter_map(Yaml::as_str)
+        .collect();
+    let mut present: Vec<String> = examples()
+        .iter()
+        .map(|path| path.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    present.sort();
+    let mut sorted = listed.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted, present,
+        "examples/kustomization.yaml must list every example once"
+    );
+}
