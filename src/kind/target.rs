@@ -115,12 +115,71 @@ fn parse_kind(text: &str) -> Result<Kind, String> {
         let listed = SCHEMES.iter().filter(|(.., listed)| *listed);
         let names: Vec<&str> = listed.map(|(name, ..)| *name).collect();
         let expected = names.join(", ");
+        // The port alone is what any server can be checked for: say how.
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        let authority = authority.rsplit('@').next().unwrap_or_default();
+        let tcp = match crate::net::endpoint::Endpoint::parse(authority, None) {
+            Ok(_) => format!("; to check that its port accepts connections: tcp://{authority}"),
+            Err(_) => "; to check that its port accepts connections: tcp://HOST:PORT".into(),
+        };
         return Err(format!(
-            "unknown scheme {} (expected {expected})",
+            "unknown scheme {} (expected {expected}){tcp}",
             quoted(written)
         ));
     };
-    parse(&TargetUrl { text, scheme, rest })
+    let kind = scheme.clone();
+    parse(&TargetUrl { text, scheme, rest }).map_err(|reason| {
+        match (bad_character(text), userinfo_character(rest)) {
+            (_, Some(hint)) => hint_sends(&kind, hint),
+            (Some(named), _) if reason.contains("invalid uri character") => named,
+            _ => reason,
+        }
+    })
+}
+
+/// The password hint with its second fix where the kind sends a password, and the third
+/// where it does not.
+fn hint_sends(scheme: &str, hint: String) -> String {
+    match matches!(scheme, "redis" | "rediss" | "http" | "https") {
+        true => format!("{hint}, or give the password with --password-env or --password-file"),
+        false => format!("{hint}, or leave it out: a {scheme}:// check needs no login"),
+    }
+}
+
+/// The first character a URL may not hold, named with where it is: a trailing space copied
+/// with the URL reads "invalid uri character" otherwise.
+fn bad_character(text: &str) -> Option<String> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "-._~:/?#[]@!$&'()*+,;=%".contains(c);
+    let (at, c) = text.char_indices().find(|&(_, c)| !allowed(c))?;
+    let place = match text[at..].trim_end().is_empty() {
+        true => "at the end".to_string(),
+        false => format!("at byte {at}"),
+    };
+    Some(format!(
+        "invalid URL: the character {} (U+{:04X}) {place} is not allowed in it: remove it, or \
+         percent-encode it",
+        quoted(&c.to_string()),
+        c as u32
+    ))
+}
+
+/// A password holding `/`, `?` or `#`, which ends a URL's authority: what follows the `:` of
+/// the userinfo then reads as a path, a query or a fragment. The fix is to percent-encode it,
+/// or to give it apart.
+fn userinfo_character(rest: &str) -> Option<String> {
+    let (before, _) = rest.rsplit_once('@')?;
+    let (cut, c) = before
+        .char_indices()
+        .find(|&(_, c)| matches!(c, '/' | '?' | '#'))?;
+    if !before[..cut].contains(':') {
+        return None;
+    }
+    let encoded = format!("%{:02X}", c as u32);
+    Some(format!(
+        "the password seems to hold {}, which ends a URL's host part: percent-encode it as \
+         {encoded}",
+        quoted(&c.to_string())
+    ))
 }
 
 #[cfg(test)]

@@ -363,3 +363,37 @@ fn a_folder_among_the_targets_is_a_target_not_a_forgotten_command() {
     assert!(!outcome.stderr.contains(FORGOT), "{}", outcome.stderr);
     assert!(!outcome.stderr.contains("executable"), "{}", outcome.stderr);
 }
+
+#[test]
+fn a_target_that_cannot_be_a_url_names_the_fix() {
+    for (target, fix) in [
+        (
+            "mongodb://db:27017",
+            "unknown scheme \"mongodb\" (expected tcp, http, https, file, unix, grpc, grpcs, \
+             k8s, postgres, redis, rediss, mysql, amqp, amqps, memcached, nats, zk, dns); to \
+             check that its port accepts connections: tcp://db:27017",
+        ),
+        (
+            "http://127.0.0.1:8080/ready ",
+            "invalid URL: the character \" \" (U+0020) at the end is not allowed in it",
+        ),
+        (
+            "redis://:pa/ss@db:6379",
+            "the password seems to hold \"/\", which ends a URL's host part: percent-encode it \
+             as %2F, or give the password with --password-env or --password-file",
+        ),
+        ("redis://:pa#ss@db:6379", "percent-encode it as %23"),
+        ("https://ops:pa?ss@db/", "percent-encode it as %3F"),
+        (
+            "postgres://app:p/w@db/orders",
+            "or leave it out: a postgres:// check needs no login",
+        ),
+    ] {
+        let outcome = readygate(["probe", target]).outcome();
+        outcome.expect_code(2).expect_stderr(fix);
+        assert_eq!(outcome.stderr.lines().count(), 1, "{}", outcome.stderr);
+        for secret in ["pa/ss", "pa#ss", "pa?ss", "p/w"] {
+            assert!(!outcome.stderr.contains(secret), "{}", outcome.stderr);
+        }
+    }
+}
