@@ -168,27 +168,27 @@ fn manifests(text: &str, injection: &Injection) -> Result<String, String> {
     Ok(out)
 }
 
-/// One JSON Patch per document, a line each (`[]` for a document left alone).
+/// One JSON Patch per document, a line each (`[]` for a document left alone); a document of
+/// comments only has none. Documents are counted as in the manifests' errors.
 fn patches(text: &str, injection: &Injection) -> Result<String, String> {
-    let documents: Vec<Node> = match is_json(text) {
-        true => json::load_stream(text)?
-            .into_iter()
-            .map(|(_, node)| node)
+    let documents: Vec<(usize, Node)> = match is_json(text) {
+        true => (json::load_stream(text)?.into_iter().enumerate())
+            .map(|(index, (_, node))| (index + 1, node))
             .collect(),
         false => {
             let mut nodes = Vec::new();
             for (index, piece) in yaml::split(text).into_iter().enumerate() {
                 let node = yaml::load(piece.separator, piece.body)
                     .map_err(|e| format!("document {}: {e}", index + 1))?;
-                nodes.extend(node);
+                nodes.extend(node.map(|node| (index + 1, node)));
             }
             nodes
         }
     };
     let mut out = String::new();
-    for (index, before) in documents.iter().enumerate() {
+    for (index, before) in &documents {
         let mut after = before.clone();
-        document::inject(&mut after, index + 1, injection)?;
+        document::inject(&mut after, *index, injection)?;
         out.push_str(&patch::to_json(&patch::diff(before, &after)));
         out.push('\n');
     }

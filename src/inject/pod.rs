@@ -157,5 +157,7 @@ fn waiter(image: &str, wanted: &Wanted) -> Node {
         ("name", Node::string(WAITER)),
         ("image", Node::string(image)),
         ("command", Node::strings(command)),
+        ("securityContext", shared::restricted()),
+        ("resources", shared::resources()),
     ])
 }

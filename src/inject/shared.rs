@@ -19,6 +19,34 @@ pub fn installer(image: &str) -> Node {
         ("image", Node::string(image)),
         ("command", Node::strings(["/readygate", "install", MOUNT])),
         ("volumeMounts", Node::Seq(vec![mount()])),
+        ("securityContext", restricted()),
+        ("resources", resources()),
+    ])
+}
+
+/// The securityContext of every container inject adds: what Pod Security "restricted" asks of
+/// a container (the pod's own runAsNonRoot and seccomp are the pod's business), and a
+/// read-only root, as readygate writes only to the shared folder.
+pub fn restricted() -> Node {
+    map_of([
+        ("allowPrivilegeEscalation", Node::plain("false")),
+        ("capabilities", map_of([("drop", Node::strings(["ALL"]))])),
+        ("readOnlyRootFilesystem", Node::plain("true")),
+    ])
+}
+
+/// The resources of every container inject adds, from the benchmarks' figures (a wait or an
+/// install stays within a few MiB).
+pub fn resources() -> Node {
+    map_of([
+        (
+            "requests",
+            map_of([
+                ("cpu", Node::string("10m")),
+                ("memory", Node::string("16Mi")),
+            ]),
+        ),
+        ("limits", map_of([("memory", Node::string("32Mi"))])),
     ])
 }
 

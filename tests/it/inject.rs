@@ -117,16 +117,46 @@ fn universal_pair_is_the_examples() {
     let example =
         &YamlLoader::load_from_str(&read(&root().join("examples/universal-sidecar.yaml"))).unwrap()
             [0];
-    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: universal-sidecar\nspec:\n  \
-               containers:\n    - name: app\n      image: busybox:1.36\n      command: [\"sh\", \
-               \"-c\", \"exec sleep 3600\"]\n";
+    // The example's pod without the pair: its securityContext and its app.
+    let pod = r#"apiVersion: v1
+kind: Pod
+metadata:
+  name: universal-sidecar
+spec:
+  securityContext:
+    runAsNonRoot: true
+    runAsUser: 65532
+    runAsGroup: 65532
+    seccompProfile:
+      type: RuntimeDefault
+  containers:
+    - name: app
+      image: busybox:1.36
+      command: ["sh", "-c", "exec sleep 3600"]
+      securityContext:
+        allowPrivilegeEscalation: false
+        capabilities:
+          drop: [ALL]
+      resources:
+        requests: { cpu: 10m, memory: 16Mi }
+        limits: { memory: 32Mi }
+"#;
     let dir = TempDir::new();
     let sidecar = dir.join("proxy.yaml");
-    std::fs::write(
-        &sidecar,
-        "name: proxy\nimage: nginx:1.27\ncommand: [nginx, -g, \"daemon off;\"]\n",
-    )
-    .unwrap();
+    let proxy = r#"name: proxy
+image: nginxinc/nginx-unprivileged:1.27
+command: [nginx, -g, "daemon off;"]
+securityContext:
+  runAsUser: 101
+  runAsGroup: 101
+  allowPrivilegeEscalation: false
+  capabilities:
+    drop: [ALL]
+resources:
+  requests: { cpu: 50m, memory: 32Mi }
+  limits: { memory: 64Mi }
+"#;
+    std::fs::write(&sidecar, proxy).unwrap();
     let outcome = inject_stdin(&["--sidecar", path(&sidecar), "--mode", "universal"], pod);
     outcome.expect_code(0);
     let renamed = (outcome.stdout)
@@ -392,4 +422,19 @@ fn injected_commands_run() {
         outcome.expect_code(0);
     }
     drop(listener);
+}
+
+/// `--output patch` counts documents as the manifests do (a document of comments only is one),
+/// and writes nothing on bad input either.
+#[test]
+fn patch_errors_name_the_same_document() {
+    let stream = "# only a comment\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  \
+                  annotations:\n    readygate.dev/wait-for: \"x//y\"\nspec: {containers: [{name: a}]}\n";
+    for options in [&[][..], &["--output", "patch"][..]] {
+        let outcome = inject_stdin(options, stream);
+        outcome
+            .expect_code(2)
+            .expect_stderr("document 2 (Pod p): metadata.annotations[readygate.dev/wait-for]");
+        assert_eq!(outcome.stdout, "", "{options:?}");
+    }
 }
