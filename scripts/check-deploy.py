@@ -192,6 +192,24 @@ def only_the_named_workload(overlay, work, docs):
         fail(overlay, "left the Deployment web, which its target names, unchanged")
 
 
+def doctor_rbac(overlay, docs):
+    """The grants docs/cli.md says doctor needs, and no more."""
+    roles = {d["metadata"]["name"]: d["rules"] for d in docs if d["kind"] == "ClusterRole"}
+    granted = set()
+    for rules in roles.values():
+        for rule in rules:
+            for verb in rule["verbs"]:
+                for what in rule.get("resources", []) + rule.get("nonResourceURLs", []):
+                    granted.add((verb, what))
+    wanted = {("get", "/version"), ("get", "/metrics"), ("list", "nodes"), ("get", "nodes/proxy"),
+              ("get", "namespaces"), ("list", "mutatingwebhookconfigurations"), ("create", "pods")}
+    if granted != wanted:
+        fail(overlay, f"doctor's roles grant {sorted(granted)}, not {sorted(wanted)}")
+    bindings = [d for d in docs if d["kind"] == "RoleBinding" and d["roleRef"]["name"] == "readygate-doctor-dry-run"]
+    if not bindings:
+        fail(overlay, "pods create is not bound by a RoleBinding (one namespace only)")
+
+
 def main():
     readygate, work, *overlays = sys.argv[1:]
     for path in overlays:
@@ -217,6 +235,10 @@ def main():
                 check_pod(overlay, readygate, doc["metadata"]["name"], spec, known, pinned, overlay != "examples")
                 recipe(overlay, spec)
         print(f"deploy: {overlay}: rendered, valid against Kubernetes {KUBERNETES}, checked")
+    doctor = load(f"{work}/doctor-rbac.yaml")
+    validate("doctor", doctor)
+    doctor_rbac("doctor", doctor)
+    print(f"deploy: doctor: rendered, valid against Kubernetes {KUBERNETES}, grants checked")
     for failure in failures:
         print(f"deploy: FAILED: {failure}", file=sys.stderr)
     sys.exit(1 if failures else 0)

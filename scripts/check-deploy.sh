@@ -69,5 +69,7 @@ for overlay in "${overlays[@]}"; do
   (cd "$work/$name/copy" && "$kustomize" edit set image "$pin")
   "$kustomize" build "$work/$name/copy" >"$work/$name-pinned.yaml"
 done
+# doctor's Job and least-privilege RBAC: validated, its grants checked (check-deploy.py).
+"$kustomize" build deploy/doctor >"$work/doctor-rbac.yaml"
 "$python" scripts/check-deploy.py "$readygate" "$work" "${overlays[@]}"
 echo "deploy: ${#overlays[@]} kustomizations rendered, validated and checked in $((SECONDS - started)) s"

@@ -7,6 +7,7 @@ mod say;
 pub mod cli;
 pub mod cluster;
 mod compat;
+mod doctor;
 pub mod duration;
 pub mod engine;
 mod error;

@@ -97,6 +97,13 @@ pub enum Command {
         after_long_help = help::SIDECAR_EXAMPLES
     )]
     Sidecar(SidecarCommand),
+    /// Tell whether a cluster can run built-in sidecars, and how to run them where it cannot.
+    ///
+    /// Asks the API server (its version and feature gate), every node (the kubelet's version
+    /// and gate, through the node proxy) and admission (a dry-run pod CREATE), then gives a
+    /// verdict with the fix. Exit 0: fine; 1: a problem found; 3: a check failed.
+    #[command(after_long_help = help::DOCTOR_EXAMPLES)]
+    Doctor(DoctorArgs),
     /// Print a shell completion script (bash, zsh or fish) to stdout.
     Completions(CompletionsArgs),
 }
@@ -513,6 +520,51 @@ pub enum InjectOutput {
     Manifest,
     /// An RFC 6902 JSON Patch per document.
     Patch,
+/// Tell whether a cluster can run built-in sidecars, and how to run them where it cannot.
+///
+/// Asks the API server (its version and feature gate), every node (the kubelet's version
+/// and gate, through the node proxy) and admission (a dry-run pod CREATE), then gives a
+/// verdict with the fix. Exit 0: fine; 1: a problem found; 3: a check failed.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// The kubeconfig to read (default: KUBECONFIG, else ~/.kube/config; in a pod without
+    /// either, the service account).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig's context to use instead of its current-context.
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+    /// Where the dry-run pod is created: the namespace your pods run in (default: the
+    /// context's, else default).
+    #[arg(short, long, value_name = "NS")]
+    pub namespace: Option<String>,
+    /// The node label that groups nodes (a node pool's), for the affinity fix.
+    #[arg(long, value_name = "LABEL")]
+    pub node_label: Option<String>,
+    /// The report as a table for people, or json for scripts.
+    #[arg(long, value_enum, default_value_t = DoctorOutput::Table, value_name = "FORMAT",
+          hide_possible_values = true)]
+    pub output: DoctorOutput,
+    /// Give up on the cluster after this long (all checks together).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "30s")]
+    pub timeout: Duration,
+    /// Folder with the service account's token, ca.crt and namespace, in a pod.
+    #[arg(
+        long,
+        env = "READYGATE_K8S_SERVICEACCOUNT_DIR",
+        value_name = "DIR",
+        hide = true
+    )]
+    pub k8s_serviceaccount_dir: Option<PathBuf>,
+}
+
+/// How `doctor` writes its report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DoctorOutput {
+    /// A short table for people.
+    Table,
+    /// One JSON object, for scripts.
+    Json,
 }
 
 /// Print a shell completion script (bash, zsh or fish) to stdout.

@@ -7,6 +7,7 @@ mod bad_input;
 mod containers;
 mod dns;
 mod docs_match_cli;
+mod doctor;
 mod echoed;
 mod environment;
 mod examples;

@@ -122,6 +122,36 @@ impl Certs {
     }
 }
 
+impl Certs {
+    /// As [`Certs::server_config`], demanding a client certificate the test CA signed.
+    pub fn mutual_server_config(&self) -> rustls::ServerConfig {
+        let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&self.cert)
+            .expect("read cert")
+            .map(|c| c.expect("cert"))
+            .collect();
+        let key = PrivateKeyDer::from_pem_file(&self.key).expect("read key");
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut roots = rustls::RootCertStore::empty();
+        for ca in CertificateDer::pem_file_iter(&self.ca).expect("read ca") {
+            roots.add(ca.expect("ca")).expect("a CA");
+        }
+        let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+            Arc::new(roots),
+            provider.clone(),
+        )
+        .build()
+        .expect("client verifier");
+        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("versions")
+            .with_client_cert_verifier(verifier)
+            .with_single_cert(chain, key)
+            .expect("server config");
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        config
+    }
+}
+
 /// The EC key options of every certificate made here.
 const EC: [&str; 5] = [
     "-newkey",

@@ -76,6 +76,24 @@ struct State {
     /// Set: a watch carries every object of its resource, in every namespace, whatever its
     /// selector asks, as a server or proxy that ignores the selector.
     ignores_selectors: bool,
+    /// Answers set by a test for `(method, path and query)`: status and body as they are.
+    routes: HashMap<(String, String), (u16, Bytes)>,
+    /// What admission does to a dry-run pod CREATE before it is answered (default: nothing).
+    admit: Option<fn(Value) -> Value>,
+    /// No bearer token is checked: `kubectl proxy` (plain HTTP) or a verified client
+    /// certificate says who.
+    anyone: bool,
+}
+
+/// How the stand-in is reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Transport {
+    /// HTTPS with the test CA's server certificate; a bearer token says who.
+    Tls,
+    /// HTTPS that demands a client certificate of the test CA, which says who.
+    MutualTls,
+    /// Plain HTTP without credentials, as `kubectl proxy` serves.
+    Plain,
 }
 
 /// `(API prefix, resource, namespace, name)`.
@@ -133,7 +151,20 @@ impl ApiServer {
     /// As [`ApiServer::start`], listening on `ip` (`::1` for an IPv6 cluster).
     pub fn start_on(ip: IpAddr, token: &str) -> ApiServer {
         let listener = std::net::TcpListener::bind((ip, 0)).expect("bind");
-        ApiServer::serve(listener, token)
+        ApiServer::serve(listener, token, Transport::Tls)
+    }
+
+    /// As [`ApiServer::start`], but plain HTTP without credentials: `kubectl proxy`.
+    pub fn start_proxy() -> ApiServer {
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+        ApiServer::serve(listener, "", Transport::Plain)
+    }
+
+    /// As [`ApiServer::start`], but the client proves who it is with a certificate the
+    /// test CA signed ([`ApiServer::client_pair`]), and no token.
+    pub fn start_mutual() -> ApiServer {
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+        ApiServer::serve(listener, "", Transport::MutualTls)
     }
 
     /// As [`ApiServer::start`], on 127.0.0.1 inside the network namespace at `netns` (a
@@ -148,11 +179,15 @@ impl ApiServer {
             assert_eq!(entered, 0, "setns: {}", std::io::Error::last_os_error());
             std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind")
         });
-        ApiServer::serve(listener.join().expect("bind in the namespace"), token)
+        ApiServer::serve(
+            listener.join().expect("bind in the namespace"),
+            token,
+            Transport::Tls,
+        )
     }
 
     /// Serves the stand-in on `listener`.
-    fn serve(listener: std::net::TcpListener, token: &str) -> ApiServer {
+    fn serve(listener: std::net::TcpListener, token: &str, transport: Transport) -> ApiServer {
         let certs = Certs::localhost();
         let account = TempDir::new();
         std::fs::copy(&certs.ca, account.join("ca.crt")).expect("copy ca.crt");
@@ -160,6 +195,7 @@ impl ApiServer {
         let state = Arc::new(Mutex::new(State {
             token: token.to_string(),
             version: 4711,
+            anyone: transport != Transport::Tls,
             ..State::default()
         }));
         let server = ApiServer {
@@ -170,23 +206,36 @@ impl ApiServer {
         };
         server.write_token(token);
         let addr = listener.local_addr().expect("local addr");
-        let acceptor = TlsAcceptor::from(Arc::new(server._certs.server_config()));
+        let config = match transport {
+            Transport::MutualTls => server._certs.mutual_server_config(),
+            _ => server._certs.server_config(),
+        };
+        let acceptor = TlsAcceptor::from(Arc::new(config));
         let state = server.state.clone();
         super::serve_on_thread(listener, move |stream| {
             let (acceptor, state) = (acceptor.clone(), state.clone());
             async move {
-                let Ok(stream) = acceptor.accept(stream).await else {
-                    return;
-                };
                 let service = service_fn(move |request: Request<Incoming>| {
-                    let answer = answer(&state, &request);
+                    let state = state.clone();
                     async move {
-                        match answer {
-                            Some(answer) => Ok::<_, Infallible>(answer),
+                        if request.method() == hyper::Method::POST {
+                            return Ok::<_, Infallible>(answer_post(&state, request).await);
+                        }
+                        match answer(&state, &request) {
+                            Some(answer) => Ok(answer),
                             None => std::future::pending().await,
                         }
                     }
                 });
+                if transport == Transport::Plain {
+                    let _ = http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                    return;
+                }
+                let Ok(stream) = acceptor.accept(stream).await else {
+                    return;
+                };
                 let _ = http1::Builder::new()
                     .serve_connection(TokioIo::new(stream), service)
                     .await;
@@ -314,6 +363,43 @@ impl ApiServer {
         state
             .verbatim
             .insert(path_and_query.to_string(), body.into());
+    }
+
+    /// Answers `method` on `path_and_query` with `code` and `body` as they are, after the
+    /// credentials are checked: what no stored object makes (`/version`, `/metrics`, nodes).
+    pub fn route(&self, method: &str, path_and_query: &str, code: u16, body: impl Into<Bytes>) {
+        let key = (method.to_string(), path_and_query.to_string());
+        self.state
+            .lock()
+            .unwrap()
+            .routes
+            .insert(key, (code, body.into()));
+    }
+
+    /// Refuses `method` on `path_and_query` with a 403 `Status`, as RBAC does.
+    pub fn forbid(&self, method: &str, path_and_query: &str) {
+        let message = format!(
+            "User \"system:serviceaccount:{OWN_NAMESPACE}:waiter\" cannot {} resource at \
+             {path_and_query}",
+            method.to_lowercase()
+        );
+        let body = status(403, "Forbidden", &message, json!({})).to_string();
+        self.route(method, path_and_query, 403, body);
+    }
+
+    /// What admission does to each dry-run pod CREATE from now on, before it is answered.
+    pub fn admit_with(&self, admit: fn(Value) -> Value) {
+        self.state.lock().unwrap().admit = Some(admit);
+    }
+
+    /// A client certificate and key the server of [`ApiServer::start_mutual`] accepts.
+    pub fn client_pair(&self) -> super::certs::Pair {
+        self._certs.client("doctor")
+    }
+
+    /// The test CA's certificate file.
+    pub fn ca_file(&self) -> PathBuf {
+        self._certs.ca.clone()
     }
 
     /// Refuses `verb` on `resource` from now on (403, as RBAC does).
@@ -657,6 +743,56 @@ impl Body for Answer {
     }
 }
 
+/// Answers one POST: a route set by the test, else a dry-run pod CREATE (the pod as admission
+/// leaves it, with a generated name), else 404; recorded with its status.
+async fn answer_post(state: &Mutex<State>, request: Request<Incoming>) -> Response<Answer> {
+    use http_body_util::BodyExt;
+    let (parts, body) = request.into_parts();
+    let body = body
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let header = |name: &str| {
+        parts
+            .headers
+            .get(name)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+    };
+    let path = parts.uri.to_string();
+    let mut state = state.lock().unwrap();
+    let response =
+        if !state.anyone && header("authorization") != Some(format!("Bearer {}", state.token)) {
+            respond(
+                401,
+                status(401, "Unauthorized", "Unauthorized", json!(null)),
+            )
+        } else if let Some((code, body)) = state.routes.get(&("POST".to_string(), path.clone())) {
+            let mut response = respond(*code, json!(null));
+            *response.body_mut() = Answer::Full(Full::new(body.clone()));
+            response
+        } else if parts.uri.path().ends_with("/pods") && parts.uri.query() == Some("dryRun=All") {
+            assert_eq!(header("content-type").as_deref(), Some("application/json"));
+            let mut pod: Value = serde_json::from_slice(&body).expect("a JSON pod");
+            pod["metadata"]["name"] = json!("readygate-doctor-x7k2q");
+            let pod = match state.admit {
+                Some(admit) => admit(pod),
+                None => pod,
+            };
+            respond(201, pod)
+        } else {
+            respond(404, status(404, "NotFound", "not found", json!({})))
+        };
+    state.seen.push(Seen {
+        path,
+        authorization: header("authorization"),
+        accept: header("accept"),
+        host: header("host"),
+        status: Some(response.status().as_u16()),
+    });
+    response
+}
+
 /// Answers one GET from the state, as the API server would, and records it with its status.
 fn answer_get(state: &Mutex<State>, request: &Request<Incoming>) -> Response<Answer> {
     let header = |name: &str| {
@@ -689,11 +825,17 @@ fn get(
         let message = quote(&header("authorization").unwrap_or_default());
         return respond(400, status(400, "BadRequest", &message, json!(null)));
     }
-    if header("authorization") != Some(format!("Bearer {}", state.token)) {
+    if !state.anyone && header("authorization") != Some(format!("Bearer {}", state.token)) {
         return respond(
             401,
             status(401, "Unauthorized", "Unauthorized", json!(null)),
         );
+    }
+    let set = ("GET".to_string(), request.uri().to_string());
+    if let Some((code, body)) = state.routes.get(&set) {
+        let mut response = respond(*code, json!(null));
+        *response.body_mut() = Answer::Full(Full::new(body.clone()));
+        return response;
     }
     if let Some(body) = state.verbatim.get(&request.uri().to_string()) {
         let mut response = respond(200, json!(null));

@@ -43,6 +43,10 @@ where
             command.env_remove(key);
         }
     }
+    // No test reaches the developer's own cluster: `doctor` finds none unless a test gives one.
+    command
+        .env_remove("KUBECONFIG")
+        .env("HOME", "/nonexistent/readygate-test-home");
     command.args(args).stdin(Stdio::null());
     // SAFETY: signal(2) is async-signal-safe, and the hook touches nothing else between fork
     // and exec. A test that wants signals ignored adds its own hook, which runs after this one.
