@@ -1,5 +1,5 @@
-//! `readygate-cluster`, run: its command line read, then `inject` (no runtime needed) or the
-//! webhook (on the same one-thread runtime as every command).
+//! `readygate-cluster`, run: its command line read, then `inject` (no runtime needed), or the
+//! webhook or doctor (on the same one-thread runtime as every command).
 
 use clap::Parser;
 
@@ -10,11 +10,16 @@ use crate::{cli, error, inject, output, runtime, webhook};
 
 /// Runs `readygate-cluster` and returns the process's exit status, once what it wrote is out.
 pub fn run() -> u8 {
-    output::hide(Secrets::of_invocation());
+    let secrets = Secrets::of_invocation();
+    output::hide(secrets.clone());
     let exit = match ClusterCli::try_parse() {
         Err(err) => cli::usage_error(err),
         Ok(cli) => match cli.command {
             ClusterCommand::Inject(args) => inject::run(args),
+            ClusterCommand::Doctor(args) => match runtime::runtime() {
+                Ok(runtime) => runtime.block_on(crate::doctor::run(args, secrets)),
+                Err(err) => Exit::Failed(format!("cannot start: {}", error::describe_io(&err))),
+            },
             ClusterCommand::Webhook(args) => match webhook::WebhookPlan::new(args, &cli.log) {
                 Err(message) => Exit::Usage(message),
                 Ok(plan) => match runtime::runtime() {

@@ -107,7 +107,6 @@ async fn dispatch(cli: Cli, secrets: Arc<Secrets>) -> Exit {
             let (side, log) = plan::sidecar(command, &cli.log);
             process::sidecar::run(side, log).await
         }
-        Command::Doctor(args) => crate::doctor::run(args, secrets).await,
         Command::Completions(args) => cli::generate::completions(args.shell),
     }
 }

@@ -97,13 +97,6 @@ pub enum Command {
         after_long_help = help::SIDECAR_EXAMPLES
     )]
     Sidecar(SidecarCommand),
-    /// Tell whether a cluster can run built-in sidecars, and how to run them where it cannot.
-    ///
-    /// Asks the API server (its version and feature gate), every node (the kubelet's version
-    /// and gate, through the node proxy) and admission (a dry-run pod CREATE), then gives a
-    /// verdict with the fix. Exit 0: fine; 1: a problem found; 3: a check failed.
-    #[command(after_long_help = help::DOCTOR_EXAMPLES)]
-    Doctor(DoctorArgs),
     /// Print a shell completion script (bash, zsh or fish) to stdout.
     Completions(CompletionsArgs),
 }
@@ -520,6 +513,8 @@ pub enum InjectOutput {
     Manifest,
     /// An RFC 6902 JSON Patch per document.
     Patch,
+}
+
 /// Tell whether a cluster can run built-in sidecars, and how to run them where it cannot.
 ///
 /// Asks the API server (its version and feature gate), every node (the kubelet's version

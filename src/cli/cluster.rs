@@ -1,18 +1,18 @@
 //! The command line of `readygate-cluster`, the second binary: the commands that run beside a
-//! cluster rather than in every pod (`inject`, `webhook`). Apart so that the binary every pod
+//! cluster rather than in every pod (`inject`, `webhook`, `doctor`). Apart so that the binary every pod
 //! carries links none of their code (YAML, the admission server).
 
 use clap::{Parser, Subcommand};
 
 use super::help;
-use super::{InjectArgs, LogArgs, WebhookArgs};
+use super::{DoctorArgs, InjectArgs, LogArgs, WebhookArgs};
 
 #[derive(Debug, Parser)]
 #[command(
     name = "readygate-cluster",
     version = crate::version::VERSION,
     about = "readygate's cluster-side commands: add the gate and sidecars to manifests (inject) \
-             or at admission (webhook).",
+             or at admission (webhook); tell whether a cluster can run built-in sidecars (doctor).",
     disable_help_flag = true,
     max_term_width = 100,
 )]
@@ -37,6 +37,13 @@ pub enum ClusterCommand {
     /// certificate and key are read again when their files change.
     #[command(after_long_help = help::WEBHOOK_EXAMPLES)]
     Webhook(WebhookArgs),
+    /// Tell whether a cluster can run built-in sidecars, and how to run them where it cannot.
+    ///
+    /// Asks the API server (its version and feature gate), every node (the kubelet's version
+    /// and gate, through the node proxy) and admission (a dry-run pod CREATE), then gives a
+    /// verdict with the fix. Exit 0: fine; 1: a problem found; 3: a check failed.
+    #[command(after_long_help = help::DOCTOR_EXAMPLES)]
+    Doctor(DoctorArgs),
 }
 
 #[cfg(test)]

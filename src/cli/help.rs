@@ -95,11 +95,11 @@ pub const WAIT_EXAMPLES: &str = concat!(environment!(), "Examples:\n", wait_exam
 pub const PROBE_EXAMPLES: &str = concat!(environment!(), "Examples:\n", probe_examples!());
 /// The end of `serve --help`.
 pub const SERVE_EXAMPLES: &str = concat!(environment!(), "Examples:\n", serve_examples!());
-/// `readygate doctor --help`'s end.
+/// `readygate-cluster doctor --help`'s end.
 pub const DOCTOR_EXAMPLES: &str = "Examples:
   From a laptop, the current context, nodes grouped by their pool:
-    readygate doctor --namespace shop --node-label cloud.google.com/gke-nodepool
-  For a script: readygate doctor --output json | jq .verdict
+    readygate-cluster doctor --namespace shop --node-label cloud.google.com/gke-nodepool
+  For a script: readygate-cluster doctor --output json | jq .verdict
 ";
 /// The end of `install --help`.
 pub const INSTALL_EXAMPLES: &str = concat!("Examples:\n", install_examples!());

@@ -1,4 +1,4 @@
-//! `readygate doctor` against the stand-in API server (support/kube.rs), reached from outside
+//! `readygate-cluster doctor` against the stand-in API server (support/kube.rs), reached from outside
 //! a pod through a kubeconfig: a token, an exec credential plugin, client certificates, and
 //! `kubectl proxy`; then every branch of the verdict (works everywhere, the affinity fix, the
 //! universal pair, a webhook that strips `restartPolicy`, the API server without the gate),
@@ -12,8 +12,9 @@ use base64::Engine;
 use serde_json::{json, Value};
 
 use crate::support::kube::ApiServer;
+use crate::support::run::readygate_cluster;
 use crate::support::run::RunExt;
-use crate::support::{readygate, TempDir};
+use crate::support::TempDir;
 
 const TOKEN: &str = "eyJhbGciOiJSUzI1NiJ9.ZG9jdG9yLXRva2Vu.c2lnbmF0dXJl";
 const NODES: &str = "/api/v1/nodes?limit=100";
@@ -79,7 +80,7 @@ fn kubeconfig(dir: &Path, server: &str, cluster: Value, user: Value) -> std::pat
 
 /// `readygate doctor ARGS --kubeconfig FILE`, outside any pod.
 fn doctor(file: &Path, args: &[&str]) -> Command {
-    let mut command = readygate(["doctor", "--kubeconfig"]);
+    let mut command = readygate_cluster(["doctor", "--kubeconfig"]);
     command
         .arg(file)
         .args(args)
@@ -420,10 +421,11 @@ fn kubectl_proxy_and_an_insecure_server() {
 fn in_a_pod_the_service_account_is_used() {
     let api = ApiServer::start(TOKEN);
     cluster(&api, &[node("a", "v1.34.1", "x")]);
-    let out = api
-        .readygate(["doctor", "--output", "json"])
-        .env_remove("KUBECONFIG")
-        .env("HOME", "/nonexistent")
+    let out = readygate_cluster(["doctor", "--output", "json"])
+        .env("KUBERNETES_SERVICE_HOST", api.addr.ip().to_string())
+        .env("KUBERNETES_SERVICE_PORT", api.addr.port().to_string())
+        .env("READYGATE_K8S_SERVICEACCOUNT_DIR", api.account_dir())
+        .env_remove("POD_NAMESPACE")
         .outcome();
     out.expect_code(0);
     assert_eq!(report(&out.stdout)["admission"]["namespace"], "shop");
@@ -451,7 +453,7 @@ fn bad_kubeconfigs_and_no_cluster_are_usage_errors() {
         out.expect_code(2);
         assert!(out.stderr.contains(fault) && out.stderr.trim().lines().count() == 1, "{out:#?}");
     }
-    readygate(["doctor"])
+    readygate_cluster(["doctor"])
         .env_remove("KUBECONFIG")
         .env_remove("KUBERNETES_SERVICE_HOST")
         .env("HOME", "/nonexistent")

@@ -291,7 +291,7 @@ fn each_error_names_its_fix() {
         ),
         (
             vec!["--timeout=3s", "probe", "db:1"],
-            "(--timeout is an option of wait, probe, serve, doctor: put it after the command",
+            "(--timeout is an option of wait, probe, serve: put it after the command",
         ),
         (
             vec!["serve", "--listen", "localhost:9090", "db:1"],
