@@ -10,7 +10,7 @@ use crate::cli::{self, CommonArgs, LogArgs, PacingArgs, ProbeArgs, WaitArgs};
 use crate::engine::{Policy, Schedule};
 use crate::exit::Exit;
 use crate::kind::http::HttpTarget;
-use crate::kind::offload::FS_SILENT;
+use crate::runtime::lane::FS_SILENT;
 use crate::kind::target::{self, Target};
 use crate::kind::uses::Partial;
 use crate::kind::Kind;
@@ -19,7 +19,7 @@ use crate::log::LogSettings;
 use crate::process::off_thread::{self, Stop, UNBOUNDED_WITHIN};
 use crate::process::sidecar::{Legacy, Native, Side};
 use crate::process::signal::Terminations;
-use crate::redact::quoted;
+use crate::text::quoted;
 use crate::secrets::Secrets;
 use tokio::time::Instant;
 
@@ -144,7 +144,7 @@ async fn read<T: Send + 'static>(
         // Said with the whole span: what ended the wait is the deadline.
         Err(Stop::Failed(_)) if Instant::now() >= end => Err(Exit::Failed(format!(
             "cannot read {what}: {FS_SILENT} within {}",
-            crate::duration::humanize(span)
+            crate::grammar::duration::humanize(span)
         ))),
         Err(Stop::Failed(failure)) => Err(Exit::Failed(format!("cannot read {what}: {failure}"))),
         Err(Stop::Signal(signal)) => {
@@ -240,7 +240,7 @@ impl Plan {
             return Err(format!(
                 "probe takes no command ({} after --): it makes one attempt and exits; to run a \
                  command once the targets are ready, use wait",
-                crate::redact::quoted(&first.to_string_lossy())
+                crate::text::quoted(&first.to_string_lossy())
             ));
         }
         if args.on_exit.is_some() {
@@ -305,13 +305,13 @@ impl Plan {
             if touch.ends_with('/') || touch.ends_with("/.") || touch == "." {
                 return Err(format!(
                     "--touch {} names a folder: name the file to create, as in {}",
-                    crate::redact::quoted(&touch),
-                    crate::redact::quoted(&format!("{}/ready", touch.trim_end_matches('/')))
+                    crate::text::quoted(&touch),
+                    crate::text::quoted(&format!("{}/ready", touch.trim_end_matches('/')))
                 ));
             }
         }
         let matcher = match (args.contains, args.matches) {
-            (Some(text), _) => Some(crate::matcher::Matcher::Contains(text)),
+            (Some(text), _) => Some(crate::grammar::matcher::Matcher::Contains(text)),
             (None, matcher) => matcher,
         };
         let disabled = match env("READYGATE_DISABLED")? {
@@ -445,7 +445,7 @@ fn targets(given: &[String], may_forget: bool, secrets: &Secrets) -> Result<Vec<
         return Err(format!(
             "READYGATE_TARGETS: invalid target {}: targets in it are separated by commas, not \
              white space",
-            crate::redact::quoted(&target::redact_userinfo(spaced))
+            crate::text::quoted(&target::redact_userinfo(spaced))
         ));
     }
     if texts.is_empty() {

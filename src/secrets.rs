@@ -84,7 +84,7 @@ impl Secrets {
     /// Learns `secret`, and its percent-decoded form when it holds `%XX` escapes.
     pub fn learn(&self, secret: &[u8]) {
         self.learn_one(secret);
-        let decoded = crate::percent::decode(secret);
+        let decoded = crate::text::percent::decode(secret);
         if decoded != secret {
             self.learn_one(&decoded);
         }
@@ -97,7 +97,7 @@ impl Secrets {
             self.learn(value.as_bytes());
         }
         for userinfo in shapes::userinfos(text) {
-            let decoded = crate::percent::decode(userinfo.as_bytes());
+            let decoded = crate::text::percent::decode(userinfo.as_bytes());
             let secret = match userinfo.split_once(':') {
                 Some((_, password)) => password,
                 None => userinfo,

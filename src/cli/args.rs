@@ -8,19 +8,19 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use super::help::{self, EXAMPLES, HTTP, OUTPUT, PROCESS, SERVE, TIMING, TLS};
-use crate::duration::parse_duration;
-use crate::expect::{HeaderMatch, JsonField};
-use crate::header::{Header, HeaderParser};
+use crate::grammar::duration::parse_duration;
+use crate::grammar::expect::{HeaderMatch, JsonField};
+use crate::grammar::header::{Header, HeaderParser};
 use crate::kind::HttpMethod;
 use crate::log::LogFormat;
-use crate::matcher::Matcher;
+use crate::grammar::matcher::Matcher;
 use crate::process::sidecar::OnNative;
-use crate::status::StatusRanges;
+use crate::grammar::status::StatusRanges;
 
 #[derive(Debug, Parser)]
 #[command(
     name = "readygate",
-    version = crate::version::VERSION,
+    version = crate::cli::version::VERSION,
     about = "Make Kubernetes workloads start in the right order: wait until TCP ports, HTTP \
              endpoints, files, Unix sockets and gRPC services are ready.",
     // Without a command, say so in one line rather than print the help as an error.
@@ -243,7 +243,7 @@ fn listen_address(text: &str) -> Result<std::net::SocketAddr, String> {
         format!(
             "expected IP:PORT, :PORT or PORT (0.0.0.0:9090, [::]:9090, 127.0.0.1:9090, :9090, \
              9090), not {}",
-            crate::redact::quoted(text)
+            crate::text::quoted(text)
         )
     })
 }
@@ -402,7 +402,7 @@ pub fn boolean(variable: &str, value: &str) -> Result<bool, String> {
         "false" | "0" | "no" | "off" | "" => Ok(false),
         _ => Err(format!(
             "{variable}={} is not a boolean: use true or false (1/0, yes/no)",
-            crate::redact::quoted(value)
+            crate::text::quoted(value)
         )),
     }
 }

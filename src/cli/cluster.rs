@@ -10,7 +10,7 @@ use super::{DoctorArgs, InjectArgs, LogArgs, WebhookArgs};
 #[derive(Debug, Parser)]
 #[command(
     name = "readygate-cluster",
-    version = crate::version::VERSION,
+    version = crate::cli::version::VERSION,
     about = "readygate's cluster-side commands: add the gate and sidecars to manifests (inject) \
              or at admission (webhook); tell whether a cluster can run built-in sidecars (doctor).",
     disable_help_flag = true,

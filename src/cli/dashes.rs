@@ -22,7 +22,7 @@ pub fn executable_target(typed: &str) -> String {
     format!(
         "{} is an executable file: wait would wait for it, not run it ({HINT}); to wait for the \
          file itself, write it as a file:// URL",
-        crate::redact::quoted(typed),
+        crate::text::quoted(typed),
     )
 }
 

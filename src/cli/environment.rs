@@ -5,7 +5,7 @@ use std::ffi::OsString;
 
 use clap::CommandFactory;
 
-use crate::redact::quoted;
+use crate::text::quoted;
 
 /// An option whose value came from its environment variable.
 struct FromEnvironment {

@@ -10,6 +10,7 @@ pub mod generate;
 pub mod help;
 pub mod placement;
 mod usage;
+pub mod version;
 
 pub use args::*;
 pub use environment::name_variables;

@@ -120,7 +120,7 @@ pub fn split_duration(target: &str, argv: &[OsString]) -> Option<String> {
     };
     Some(format!(
         "a duration is one word: write {}",
-        crate::redact::quoted(&format!("{option}{number}{target}"))
+        crate::text::quoted(&format!("{option}{number}{target}"))
     ))
 }
 

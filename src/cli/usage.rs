@@ -38,7 +38,7 @@ pub fn usage_error(err: clap::Error) -> Exit {
             if let Some(hint) = super::placement::before_the_command(&err, &argv) {
                 line = format!("{line} ({hint})");
             }
-            Exit::Usage(crate::redact::one_line(&line))
+            Exit::Usage(crate::text::one_line(&line))
         }
     }
 }

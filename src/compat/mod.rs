@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use tokio::runtime::Runtime;
 
-use crate::engine::{self, Attempt, Condition, Policy, Schedule};
+use crate::engine::{self, Condition, Policy, Schedule};
+use crate::runtime::Attempt;
 use crate::error::Failure;
 use crate::kind::{Check, CheckWatch};
 use crate::net::endpoint::Endpoint;

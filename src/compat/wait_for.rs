@@ -10,7 +10,7 @@ use crate::error::Failure;
 use crate::kind::target::Target;
 use crate::kind::Kind;
 use crate::kind::{Check, Context, Options, Redirects};
-use crate::status::StatusRanges;
+use crate::grammar::status::StatusRanges;
 use args::{parse, usage, Address, WaitForInvocation, SCRIPT_VERSION};
 
 /// The script's status when time ran out (and for an unknown word).

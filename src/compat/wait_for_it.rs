@@ -9,7 +9,7 @@ use std::ffi::OsString;
 use super::{start, wait, Gate};
 use crate::error::Failure;
 use crate::net::resolve::Resolver;
-use crate::redact::{one_line, quoted};
+use crate::text::{one_line, quoted};
 use args::{deadline, endpoint, parse, usage, Deadline};
 
 /// The script's status for a bad command line (it exits from `usage`).

@@ -53,7 +53,7 @@ pub async fn check(asker: &Asker<'_>, namespace: &str) -> Admission {
         Answer::Ok(answer) => match restart_policy(&answer) {
             Ok(Some(policy)) if policy == "Always" => (Some(true), None),
             Ok(Some(policy)) => {
-                let policy = crate::redact::peer_text(&policy);
+                let policy = crate::text::peer_text(&policy);
                 (
                     Some(false),
                     Some(format!("the sidecar came back with restartPolicy {policy}")),

@@ -7,7 +7,7 @@ use hyper::body::Incoming;
 use hyper::{Method, Response};
 use tokio::time::Instant;
 
-use crate::engine::Attempt;
+use crate::runtime::Attempt;
 use crate::error::Failure;
 use crate::kind::http::roundtrip;
 use crate::kind::k8s::request::{call, connect, refused, request, unauthorized};
@@ -151,7 +151,7 @@ fn sort(cluster: &Cluster, status: u16, body: Vec<u8>) -> Answer {
             let message = serde_json::from_slice::<Status>(&body)
                 .map(|s| s.message)
                 .unwrap_or_default();
-            Answer::Forbidden(crate::redact::peer_text(&message))
+            Answer::Forbidden(crate::text::peer_text(&message))
         }
         _ => Answer::Failed(refused(status, &body).to_string()),
     }

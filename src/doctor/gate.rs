@@ -33,7 +33,7 @@ pub async fn read(
             }
             None => format!(
                 "{path}: unreadable gauge {}",
-                crate::redact::peer_text(&line)
+                crate::text::peer_text(&line)
             ),
         },
         Ok(None) => format!("{path} has no SidecarContainers gauge"),

@@ -15,7 +15,7 @@ use tokio::time::Instant;
 use super::ask::{Answer, Asker};
 use super::findings::Node;
 use super::version::{minor, skew};
-use crate::percent::encode_query_value;
+use crate::text::percent::encode_query_value;
 
 /// Nodes asked for per page: a page of full Node objects stays well under the answer's cap.
 const PAGE: usize = 100;

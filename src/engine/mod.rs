@@ -1,7 +1,6 @@
 //! The retry loop: deadline, attempt timeout, backoff with jitter, success threshold, stable-for,
 //! any/all and invert. It knows nothing of protocols: a [`Condition`] is anything that can be attempted.
 
-mod attempt;
 mod schedule;
 
 use std::fmt;
@@ -12,9 +11,9 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 use tokio::time::{sleep, sleep_until, timeout_at, Instant};
 
-use crate::duration::humanize;
+use crate::grammar::duration::humanize;
 use crate::error::Failure;
-pub use attempt::{Attempt, NOTHING_YET, TLS_HANDSHAKE};
+use crate::runtime::Attempt;
 pub use schedule::{Backoff, Schedule};
 
 /// The least time left for which a new attempt is started.

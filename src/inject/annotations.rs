@@ -51,7 +51,7 @@ pub fn read(annotations: Option<&Node>, at: &str) -> Result<Wanted, String> {
         if key == WAIT_FOR {
             wanted.wait_for = split_targets(text).map_err(|e| format!("{field}: {e}"))?;
         } else if key == WAIT_TIMEOUT {
-            crate::duration::parse_duration(text).map_err(|e| format!("{field}: {e}"))?;
+            crate::grammar::duration::parse_duration(text).map_err(|e| format!("{field}: {e}"))?;
             wanted.wait_timeout = Some(text.trim().to_string());
         } else if let Some(container) = key.strip_prefix(STARTUP_PROBE) {
             if container.is_empty() {

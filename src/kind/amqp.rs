@@ -5,7 +5,7 @@ use super::exchange::Exchange;
 use super::url_parts::{plain, Ignored, TargetUrl};
 use super::Context;
 use super::Kind;
-use crate::engine::Attempt;
+use crate::runtime::Attempt;
 use crate::error::Failure;
 use crate::net::endpoint::Endpoint;
 

@@ -3,7 +3,7 @@
 
 use super::url_parts::TargetUrl;
 use super::Kind;
-use crate::engine::Attempt;
+use crate::runtime::Attempt;
 use crate::error::Failure;
 use crate::net::endpoint::Host;
 use crate::net::resolve::Resolver;

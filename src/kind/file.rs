@@ -15,7 +15,7 @@ use super::url_parts::TargetUrl;
 use super::Kind;
 use crate::engine::Watch;
 use crate::error::{describe_io, Failure};
-use crate::matcher::{Matcher, MAX_BODY};
+use crate::grammar::matcher::{Matcher, MAX_BODY};
 pub use inotify::HubSlot;
 use inotify::{Hub, Subscriber, Wakers};
 

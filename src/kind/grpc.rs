@@ -11,14 +11,14 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 
 use super::url_parts::TargetUrl;
 use super::{Context, Kind};
-use crate::engine::Attempt;
+use crate::runtime::Attempt;
 use crate::error::describe_error;
 use crate::error::Failure;
-use crate::header::Header;
+use crate::grammar::header::Header;
 use crate::net::endpoint::Endpoint;
 use crate::net::first_bytes::FirstBytes;
 use crate::net::tls::Alpn;
-use crate::redact::peer_text;
+use crate::text::peer_text;
 
 /// The health-check method's path.
 const CHECK_PATH: &str = "/grpc.health.v1.Health/Check";
@@ -126,7 +126,7 @@ fn request(target: &GrpcTarget, metadata: &[Header]) -> Result<Request<Full<Byte
         .map_err(|e| format!("invalid gRPC request: {e}"))?;
     // As for HTTP: a name given replaces readygate's own, an empty value only removes it.
     let metadata = metadata.iter().filter(|h| is_metadata(&h.name));
-    crate::header::apply(request.headers_mut(), metadata);
+    crate::grammar::header::apply(request.headers_mut(), metadata);
     Ok(request)
 }
 
@@ -192,7 +192,7 @@ fn failed_call(code: u32, headers: &HeaderMap) -> Failure {
     let name = CODES.get(code as usize).copied().unwrap_or("UNKNOWN_CODE");
     let mut status = format!("grpc-status {code} {name}");
     if let Some(message) = headers.get("grpc-message").filter(|m| !m.is_empty()) {
-        let message = crate::percent::decode(message.as_bytes());
+        let message = crate::text::percent::decode(message.as_bytes());
         status = format!(
             "{status}: {}",
             peer_text(&String::from_utf8_lossy(&message))

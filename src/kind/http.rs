@@ -16,18 +16,18 @@ use hyper::header::{HeaderMap, LOCATION};
 use hyper::{Request, Response, StatusCode, Uri};
 use hyper_util::rt::TokioIo;
 
-use super::offload::Lane;
+use crate::runtime::lane::Lane;
 use super::url_parts::TargetUrl;
 use super::{Context, HttpMethod, Kind};
-use crate::engine::{Attempt, NOTHING_YET, TLS_HANDSHAKE};
+use crate::runtime::{Attempt, NOTHING_YET, TLS_HANDSHAKE};
 use crate::error::describe_error;
 use crate::error::Failure;
-use crate::expect::{HeaderMatch, JsonField};
-use crate::matcher::{Matcher, MAX_BODY};
+use crate::grammar::expect::{HeaderMatch, JsonField};
+use crate::grammar::matcher::{Matcher, MAX_BODY};
 use crate::net::endpoint::Endpoint;
 use crate::net::tls::Alpn;
 use crate::net::transport::{self, BoxedIo};
-use crate::redact::quoted;
+use crate::text::quoted;
 
 use redirect::Redirect;
 use request::Carry;
@@ -65,7 +65,7 @@ pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
     let uri: Uri = url.text.parse().map_err(|e| format!("invalid URL: {e}"))?;
     let authority = uri.authority().ok_or("missing host")?.as_str();
     let (credentials, written) = match authority.rsplit_once('@') {
-        Some((userinfo, written)) => (Some(crate::percent::decode(userinfo.as_bytes())), written),
+        Some((userinfo, written)) => (Some(crate::text::percent::decode(userinfo.as_bytes())), written),
         None => (None, authority),
     };
     let path = match uri.path_and_query().map_or("", |p| p.as_str()) {
@@ -179,9 +179,9 @@ fn header_matches(headers: &HeaderMap, expected: &HeaderMatch) -> Result<(), Fai
     if values.any(|value| expected.regex.is_match(&text(value.as_bytes()))) {
         return Ok(());
     }
-    let shown = match crate::header::is_secret(name.as_str()) {
+    let shown = match crate::grammar::header::is_secret(name.as_str()) {
         true => "(value hidden)".to_string(),
-        false => format!("\"{}\"", crate::redact::peer_text(&text(first))),
+        false => format!("\"{}\"", crate::text::peer_text(&text(first))),
     };
     let pattern = quoted(expected.regex.as_str());
     Err(Failure::Text(format!(

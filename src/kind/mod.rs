@@ -17,7 +17,6 @@ pub mod k8s;
 mod memcached;
 mod mysql;
 mod nats;
-pub mod offload;
 pub mod password;
 mod postgres;
 mod redis;
@@ -36,13 +35,14 @@ pub use crate::net::endpoint::{Endpoint, Host};
 pub use http::redirect::Redirects;
 use url_parts::TargetUrl;
 
-use crate::engine::{Attempt, Condition, Schedule};
+use crate::engine::{Condition, Schedule};
+use crate::runtime::Attempt;
 use crate::error::Failure;
-use crate::header::Header;
-use crate::matcher::Matcher;
+use crate::grammar::header::Header;
+use crate::grammar::matcher::Matcher;
 use crate::net::resolve::Resolver;
 use crate::net::tls::{self, Clients};
-use crate::status::StatusRanges;
+use crate::grammar::status::StatusRanges;
 use target::Target;
 
 /// What kind of condition a target is, with everything needed to check it.
@@ -135,9 +135,9 @@ pub struct Options {
     /// What an HTTP body or file content must hold, if anything.
     pub matcher: Option<Matcher>,
     /// `--json-field`: values an HTTP body must hold, as JSON.
-    pub json_fields: Vec<crate::expect::JsonField>,
+    pub json_fields: Vec<crate::grammar::expect::JsonField>,
     /// `--header-matches`: headers an HTTP answer must have.
-    pub header_matches: Vec<crate::expect::HeaderMatch>,
+    pub header_matches: Vec<crate::grammar::expect::HeaderMatch>,
     pub headers: Vec<Header>,
     pub method: HttpMethod,
     /// Send HTTP(S) and gRPC requests through this Unix socket instead of TCP.
@@ -241,7 +241,7 @@ pub struct Check {
     pub target: Target,
     pub context: Arc<Context>,
     /// Where this target's blocking work runs.
-    pub lane: offload::Lane,
+    pub lane: crate::runtime::lane::Lane,
     /// A file target's watch, aimed by each attempt before it reads.
     aim: Mutex<Weak<file::Aim>>,
     /// A `k8s://` target's watched state, which its attempts read.
@@ -320,7 +320,7 @@ impl Check {
                 // Off the runtime's thread: a stale mount or a slow regex must not stall timers.
                 // Without a regex to blame, a job cut short is waiting for the file system.
                 if context.options.matcher.is_none() {
-                    at.waiting_for(offload::FS_SILENT);
+                    at.waiting_for(crate::runtime::lane::FS_SILENT);
                 }
                 let (path, context) = (path.clone(), context.clone());
                 let aim = self.aim.lock().expect("aim lock").upgrade();

@@ -12,7 +12,7 @@ pub fn parse<'a>(
     given: &'a str,
     targets: &[Target],
 ) -> Result<(Vec<usize>, &'a str), String> {
-    let shown = crate::redact::quoted(given);
+    let shown = crate::text::quoted(given);
     let Some((key, value)) = given
         .split_once('=')
         .filter(|(k, v)| !k.is_empty() && !v.is_empty())
@@ -26,7 +26,7 @@ pub fn parse<'a>(
         let all: Vec<String> = targets.iter().map(ToString::to_string).collect();
         return Err(format!(
             "{option} {shown}: no target has host {} (targets: {})",
-            crate::redact::quoted(key),
+            crate::text::quoted(key),
             crate::engine::first_few(&all)
         ));
     }

@@ -7,7 +7,7 @@ use super::exchange::{server_text, Exchange, MAX_ANSWER};
 use super::url_parts::{decode, split, Parts, TargetUrl};
 use super::Context;
 use super::Kind;
-use crate::engine::Attempt;
+use crate::runtime::Attempt;
 use crate::error::Failure;
 use crate::net::endpoint::Endpoint;
 

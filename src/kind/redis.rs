@@ -10,7 +10,7 @@ use super::target::Target;
 use super::url_parts::{decode, split, Parts, TargetUrl};
 use super::Context;
 use super::Kind;
-use crate::engine::Attempt;
+use crate::runtime::Attempt;
 use crate::error::Failure;
 use crate::net::endpoint::Endpoint;
 use crate::secrets::Secret;

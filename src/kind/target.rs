@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use super::url_parts::TargetUrl;
 use super::{Kind, SCHEMES};
-use crate::redact::quoted;
+use crate::text::quoted;
 
 pub use crate::secrets::redact_userinfo;
 

@@ -2,7 +2,7 @@
 
 use super::url_parts::TargetUrl;
 use super::Kind;
-use crate::engine::Attempt;
+use crate::runtime::Attempt;
 use crate::error::Failure;
 use crate::net::endpoint::Endpoint;
 use crate::net::resolve::Resolver;

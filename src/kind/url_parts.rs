@@ -69,7 +69,7 @@ pub fn plain(url: &TargetUrl, default_port: u16, ignored: Ignored) -> Result<End
 
 /// Percent-decodes a URL part; `what` names it in the error.
 pub fn decode(text: &str, what: &str) -> Result<String, String> {
-    let bytes = crate::percent::decode_strict(text.as_bytes())
+    let bytes = crate::text::percent::decode_strict(text.as_bytes())
         .ok_or_else(|| format!("invalid percent-encoding in the {what}"))?;
     String::from_utf8(bytes).map_err(|_| format!("the {what} is not UTF-8"))
 }

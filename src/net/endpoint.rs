@@ -4,7 +4,7 @@
 use std::fmt;
 use std::net::{IpAddr, Ipv6Addr};
 
-use crate::redact::quoted;
+use crate::text::quoted;
 
 /// A host to connect to: an address literal, or a name resolved afresh on every attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]

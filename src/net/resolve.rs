@@ -17,7 +17,7 @@ use std::sync::Mutex;
 use tokio::time::Instant;
 
 use super::endpoint::is_localhost;
-use crate::engine::Attempt;
+use crate::runtime::Attempt;
 use crate::error::{describe_io, Failure};
 use cache::Cache;
 use client::{Lookup, Rotation};

@@ -23,11 +23,11 @@ use rustls::{Error as TlsError, SignatureScheme};
 use tokio_rustls::TlsConnector;
 
 use super::endpoint::Host;
-use crate::engine::{Attempt, TLS_HANDSHAKE};
+use crate::runtime::{Attempt, TLS_HANDSHAKE};
 use crate::error::{describe_io, Failure};
-use crate::kind::offload::Lane;
+use crate::runtime::lane::Lane;
 use crate::net::transport::BoxedIo;
-use crate::redact::quoted;
+use crate::text::quoted;
 
 pub use client_cert::{from_pem as identity_from_pem, read as read_identity, Identity};
 

@@ -12,7 +12,7 @@ use tokio::task::JoinSet;
 use tokio::time::sleep;
 
 use super::endpoint::{Endpoint, Host};
-use crate::engine::Attempt;
+use crate::runtime::Attempt;
 use crate::error::{describe_io, Failure};
 use crate::net::resolve::Resolver;
 

@@ -15,7 +15,7 @@ pub fn exec(command: &[OsString]) -> Exit {
     let mut command = Command::new(program);
     command.args(args);
     crate::process::signal::restore_for(&mut command);
-    let shown = crate::redact::quoted(&program.to_string_lossy());
+    let shown = crate::text::quoted(&program.to_string_lossy());
     tracing::info!(target: crate::log::JSON_ONLY, event = "exec", "running {shown}");
     // Lines still queued would be lost with this process image.
     crate::output::flush();
@@ -29,7 +29,7 @@ pub fn exec(command: &[OsString]) -> Exit {
 
 /// Says why `program` could not be started (by exec or as a child) and picks 127 or 126.
 pub fn cannot_run(program: &OsStr, err: &io::Error) -> Exit {
-    let shown = crate::redact::quoted(&program.to_string_lossy());
+    let shown = crate::text::quoted(&program.to_string_lossy());
     let (why, exit) = match err.kind() {
         // The program is there: what exec did not find is the interpreter it names.
         ErrorKind::NotFound => match missing_interpreter(program) {
@@ -61,7 +61,7 @@ fn missing_interpreter(program: &OsStr) -> Option<String> {
         let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
         let text = String::from_utf8_lossy(line);
         let interpreter = text.split_whitespace().next()?;
-        return Some(crate::redact::quoted(interpreter));
+        return Some(crate::text::quoted(interpreter));
     }
     head.starts_with(b"\x7fELF")
         .then(|| "(the dynamic loader this binary was linked for)".to_string())

@@ -12,7 +12,7 @@ use crate::process::atomic::{self, Step};
 use crate::process::elf;
 use crate::process::off_thread::{self, Stop, UNBOUNDED_WITHIN};
 use crate::process::signal::Terminations;
-use crate::redact;
+use crate::text;
 
 /// Where the kernel exposes the running executable, even when its file was since replaced.
 const SELF_EXE: &str = "/proc/self/exe";
@@ -37,7 +37,7 @@ pub async fn install(dir: &Path) -> Exit {
 }
 
 fn shown(path: &Path) -> String {
-    redact::one_line(&path.display().to_string())
+    text::one_line(&path.display().to_string())
 }
 
 /// The copy itself, with its outcome.
@@ -96,7 +96,7 @@ fn dynamic_warning(interpreter: &str) -> Fields {
         "warning: this readygate is linked dynamically (it needs {} and the C library): it will \
          not start in an image without them, such as FROM scratch or distroless/static; install \
          the release's static binary or image instead (README, Install)",
-        redact::one_line(interpreter)
+        text::one_line(interpreter)
     );
     Fields::new("install", &message)
 }

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use crate::error::Failure;
-use crate::kind::offload::Lane;
+use crate::runtime::lane::Lane;
 use crate::process::signal::Terminations;
 
 /// How long such work may take where no deadline bounds it (`install`, `sidecar native`): a

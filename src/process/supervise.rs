@@ -35,7 +35,7 @@ pub async fn supervise(command: &[OsString], url: &HttpTarget, signals: &mut Ter
     tracing::info!(
         event = "command",
         "running {} as pid {pid}; POST {} when it exits",
-        crate::redact::quoted(&program.to_string_lossy()),
+        crate::text::quoted(&program.to_string_lossy()),
         shown(url)
     );
     let exit = wait(pid, signals, &mut exits).await;
@@ -122,7 +122,7 @@ pub async fn notify(url: &HttpTarget, attempt_timeout: Duration, run: &Context) 
     let context = run.notice();
     let shown = shown(url);
     // Bounded here rather than by an engine's attempt.
-    let at = crate::engine::Attempt::unbounded();
+    let at = crate::runtime::Attempt::unbounded();
     match timeout(attempt_timeout, http::send(url, &context, &at)).await {
         Ok(Ok(status)) if status.is_success() => {
             tracing::info!(
@@ -144,7 +144,7 @@ pub async fn notify(url: &HttpTarget, attempt_timeout: Duration, run: &Context) 
         Err(_) => tracing::warn!(
             event = "on_exit",
             "POST {shown} failed: no answer within {}",
-            crate::duration::humanize(attempt_timeout)
+            crate::grammar::duration::humanize(attempt_timeout)
         ),
     }
 }

@@ -103,7 +103,7 @@ pub async fn read<'a>(
         {
             Some(members) => Some(members),
             None => {
-                let line = format!("no such path: {}\n", crate::redact::one_line(path));
+                let line = format!("no such path: {}\n", crate::text::one_line(path));
                 return Err(text(app, StatusCode::NOT_FOUND, line));
             }
         },
@@ -165,7 +165,7 @@ fn clip(line: &str) -> String {
     if line.len() <= MAX_LINE {
         return line.to_string();
     }
-    format!("{}…", crate::redact::head(line, MAX_LINE))
+    format!("{}…", crate::text::head(line, MAX_LINE))
 }
 
 #[cfg(test)]

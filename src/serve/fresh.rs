@@ -124,7 +124,7 @@ impl Targets {
             let outcome = match turns.acquire_owned().await {
                 Ok(_turn) => engine::once(&cell.check, bound, invert)
                     .await
-                    .map_err(|missed| crate::redact::one_line(&missed.to_string())),
+                    .map_err(|missed| crate::text::one_line(&missed.to_string())),
                 Err(_) => Err("internal error: no turn for an attempt".into()),
             };
             let mut state = cell.state.lock().expect("target state");

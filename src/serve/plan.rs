@@ -106,7 +106,7 @@ impl ServePlan {
 /// `NAME=TARGET[,TARGET...]`: the name (letters, digits, `.`, `_`, `-`: a path segment and a
 /// gRPC service name as they are) and the targets' texts, each once.
 fn parse_group(given: &str) -> Result<(String, Vec<String>), String> {
-    let shown = || crate::redact::quoted(given);
+    let shown = || crate::text::quoted(given);
     let Some((name, targets)) = given.split_once('=') else {
         return Err(format!(
             "--group {}: expected NAME=TARGET[,TARGET...]",

@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use super::super::{all_digits, sign};
-use crate::redact::one_line;
+use crate::text::one_line;
 
 /// The version of eficode/wait-for whose command line this is.
 pub(super) const SCRIPT_VERSION: &str = "2.2.4";

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::super::{all_digits, sign};
 use crate::net::endpoint::{Endpoint, Host};
-use crate::redact::{one_line, quoted};
+use crate::text::{one_line, quoted};
 
 /// One wait, as the script would carry it out.
 #[derive(Debug, Default, PartialEq, Eq)]

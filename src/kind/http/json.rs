@@ -9,8 +9,8 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::expect::JsonField;
-use crate::redact::{peer_text, quoted};
+use crate::grammar::expect::JsonField;
+use crate::text::{peer_text, quoted};
 
 /// Whether `body` holds `field`; the error is the reason, in words.
 pub fn judge(body: &[u8], field: &JsonField) -> Result<(), String> {

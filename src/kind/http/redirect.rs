@@ -11,7 +11,7 @@ use url::{Position, Url};
 use super::HttpTarget;
 use crate::kind::target::Target;
 use crate::kind::Kind;
-use crate::redact::quoted;
+use crate::text::quoted;
 
 /// Which redirects an `http(s)://` check follows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -67,7 +67,7 @@ pub fn next(
     let invalid = || format!("redirect to an invalid location {}", shown(raw));
     // The fragment is never sent; what a URI cannot hold is escaped.
     let raw = raw.split(|&b| b == b'#').next().unwrap_or(raw);
-    let reference = crate::percent::encode_uri_bytes(raw);
+    let reference = crate::text::percent::encode_uri_bytes(raw);
     // Target::parse refuses an http(s) scheme without its `//`.
     let absolute = match scheme_of(&reference).map(str::to_ascii_lowercase) {
         Some(scheme) if scheme != "http" && scheme != "https" => return Ok(Redirect::Answer),

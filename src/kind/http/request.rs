@@ -11,8 +11,8 @@ use hyper::header::{
 use hyper::{Method, Request, Uri};
 
 use super::HttpTarget;
-use crate::header::Header;
-use crate::redact::peer_text;
+use crate::grammar::header::Header;
+use crate::text::peer_text;
 
 /// The `User-Agent` readygate sends unless `-H` says otherwise.
 pub const AGENT: &str = concat!("readygate/", env!("CARGO_PKG_VERSION"));
@@ -69,7 +69,7 @@ pub fn build(
         (header.name != HOST || carry.custom_host)
             && (!header.value.is_sensitive() || carry.secrets)
     });
-    crate::header::apply(headers, carried);
+    crate::grammar::header::apply(headers, carried);
     *request.method_mut() = method;
     Ok(request)
 }

@@ -14,7 +14,7 @@ use crate::error::{describe_io, Failure};
 use crate::kind::http::HttpTarget;
 use crate::kind::target::Target;
 use crate::kind::Kind;
-use crate::redact::quoted;
+use crate::text::quoted;
 use crate::secrets::Secrets;
 
 use super::credential::{Credential, Session};
@@ -47,7 +47,7 @@ pub struct Cluster {
     /// TLS with the cluster's CA (and client certificate); `None` for `http://`.
     pub(super) tls: Option<Arc<ClientConfig>>,
     /// Where the token is read and plugins run: off the runtime's thread, one at a time.
-    pub(super) lane: crate::kind::offload::Lane,
+    pub(super) lane: crate::runtime::lane::Lane,
     /// The run's secrets: each token read becomes one.
     pub(super) secrets: Arc<Secrets>,
 }
@@ -106,7 +106,7 @@ impl Cluster {
             server_name: None,
             credential: Credential::File(token),
             tls: Some(crate::net::tls::trusting_only(&roots).map_err(|e| e.to_string())?),
-            lane: crate::kind::offload::Lane::default(),
+            lane: crate::runtime::lane::Lane::default(),
             secrets,
         })
     }

@@ -15,9 +15,9 @@ use serde::Deserialize;
 use tokio::sync::Mutex;
 
 use crate::error::{describe_io, Failure};
-use crate::kind::offload::Lane;
+use crate::runtime::lane::Lane;
 use crate::net::tls::Certificate;
-use crate::redact::quoted;
+use crate::text::quoted;
 
 /// The API versions of `ExecCredential` readygate speaks.
 pub const API_VERSIONS: [&str; 2] = [
@@ -144,7 +144,7 @@ impl Plugin {
         let name = self.name();
         let (status, answer) = match ran {
             Err(_) => {
-                let within = crate::duration::humanize(RUN_WITHIN);
+                let within = crate::grammar::duration::humanize(RUN_WITHIN);
                 return Err(format!("{name} gave no credential within {within}").into());
             }
             Ok(ran) => ran?.map_err(|e| {

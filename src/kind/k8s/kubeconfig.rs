@@ -18,7 +18,7 @@ use crate::kind::http::HttpTarget;
 use crate::kind::target::Target;
 use crate::kind::Kind;
 use crate::net::tls::Certificate;
-use crate::redact::quoted;
+use crate::text::quoted;
 use crate::secrets::Secrets;
 
 /// The largest kubeconfig read: real ones with dozens of clusters are tens of KB.
@@ -370,7 +370,7 @@ fn build(
         server_name,
         credential,
         tls,
-        lane: crate::kind::offload::Lane::default(),
+        lane: crate::runtime::lane::Lane::default(),
         secrets,
     })
 }

@@ -80,5 +80,5 @@ pub fn change(items: &mut Items, name: String, item: Option<Item>) -> Result<(),
 
 /// A name as kept: cut to [`MAX_NAME`] bytes, so a thousand hostile names stay small.
 fn key(name: &str) -> String {
-    crate::redact::head(name, MAX_NAME).to_string()
+    crate::text::head(name, MAX_NAME).to_string()
 }

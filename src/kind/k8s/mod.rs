@@ -25,7 +25,7 @@ pub use watch::{Feed, Watcher};
 
 use super::url_parts::TargetUrl;
 use super::Kind;
-use crate::engine::Attempt;
+use crate::runtime::Attempt;
 use crate::error::Failure;
 use crate::net::resolve::Resolver;
 use list::{Item, Items};

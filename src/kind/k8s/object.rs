@@ -158,5 +158,5 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for AtMost<T> {
 
 /// Server text (a reason, a name, a phase) escaped and cut to a length that fits a line.
 pub fn clip(text: &str) -> String {
-    crate::redact::peer_text(text)
+    crate::text::peer_text(text)
 }

@@ -15,9 +15,9 @@ use tokio::net::TcpStream;
 use super::cluster::Cluster;
 use super::credential::Session;
 use super::object::clip;
-use crate::engine::{Attempt, TLS_HANDSHAKE};
+use crate::runtime::{Attempt, TLS_HANDSHAKE};
 use crate::error::Failure;
-use crate::header::Header;
+use crate::grammar::header::Header;
 use crate::kind::http::request::{build, Carry};
 use crate::kind::http::HttpTarget;
 use crate::kind::http::{read_body, roundtrip};
@@ -184,7 +184,7 @@ fn path(resource: Resource, namespace: &str, query: &Query) -> String {
         Query::Get(name) => format!("{collection}/{name}"),
         Query::List(labels) => format!(
             "{collection}?labelSelector={}",
-            crate::percent::encode_query_value(labels)
+            crate::text::percent::encode_query_value(labels)
         ),
     }
 }

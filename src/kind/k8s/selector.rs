@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::redact::quoted;
+use crate::text::quoted;
 
 /// Checks `text` against the API's label selector grammar: requirements separated by commas,
 /// each `KEY`, `!KEY`, `KEY=V`, `KEY==V`, `KEY!=V`, `KEY in (V,…)` or `KEY notin (V,…)`.

@@ -2,7 +2,7 @@
 //! read once, at parse time, into a [`K8sTarget`].
 
 use super::selector::{self, dns_label};
-use crate::redact::quoted;
+use crate::text::quoted;
 
 /// The Kubernetes object (or set of pods) a target waits on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,7 +110,7 @@ pub fn namespace_name(name: &str) -> Result<(), String> {
 
 /// Decodes `%XX` escapes of a query value.
 fn percent_decode(text: &str) -> Result<String, String> {
-    let bytes = crate::percent::decode_strict(text.as_bytes())
+    let bytes = crate::text::percent::decode_strict(text.as_bytes())
         .ok_or_else(|| format!("invalid %-escape in {}", quoted(text)))?;
     String::from_utf8(bytes).map_err(|_| format!("{} is not UTF-8 once decoded", quoted(text)))
 }

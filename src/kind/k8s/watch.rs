@@ -29,12 +29,13 @@ use super::request::Query::{Get, List};
 use super::request::{api_group, collection, connect, request, MAX_ANSWER};
 use super::selector;
 use super::{absent, judge, judge_list, list_item, namespace, source, Judgement, K8sTarget};
-use crate::engine::{Attempt, Backoff, Schedule, Watch};
+use crate::engine::{Backoff, Schedule, Watch};
+use crate::runtime::Attempt;
 use crate::error::{describe_error, Failure};
 use crate::kind::http::roundtrip;
 use crate::kind::Context;
 use crate::net::resolve::Resolver;
-use crate::percent::encode_query_value;
+use crate::text::percent::encode_query_value;
 
 /// The shortest `timeoutSeconds` asked of the API server, and the spread added at random (so
 /// that pods started together do not come back together): a quiet object costs one request

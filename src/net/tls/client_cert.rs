@@ -15,7 +15,7 @@ use rustls::sign::CertifiedKey;
 use rustls::SignatureScheme;
 
 use super::{fault, read_certificates, read_pem};
-use crate::redact::quoted;
+use crate::text::quoted;
 
 /// A client certificate chain and its private key, known to match.
 #[derive(Clone)]

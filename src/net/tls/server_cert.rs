@@ -11,7 +11,7 @@ use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 
 use super::{fault, read_certificates, read_pem};
-use crate::redact::quoted;
+use crate::text::quoted;
 
 /// Reads the chain at `cert` and the key at `key` (PEM), which must match; `flags` name them
 /// in errors (`--tls-cert`, `--tls-key`).

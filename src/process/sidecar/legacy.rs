@@ -9,11 +9,11 @@ use tokio::time::{sleep, sleep_until, Instant};
 
 use super::state::{self, State};
 use super::{Legacy, OnNative};
-use crate::duration::humanize;
+use crate::grammar::duration::humanize;
 use crate::engine::Watch as _;
 use crate::exit::Exit;
 use crate::kind::file::{FileWatch, HubSlot, Wake};
-use crate::kind::offload::Lane;
+use crate::runtime::lane::Lane;
 use crate::process::signal::Terminations;
 
 /// Re-read interval while file-system events are watched: they do the real work.

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::error::describe_io;
 use crate::exit::Exit;
-use crate::redact::quoted;
+use crate::text::quoted;
 
 /// Longest content worth reading: both states are a few bytes, anything longer is wrong.
 const MAX_STATE: u64 = 64;

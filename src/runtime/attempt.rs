@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::duration::humanize;
+use crate::grammar::duration::humanize;
 use crate::error::Failure;
 
 /// The words for an attempt that says nothing: nothing has answered yet.
@@ -67,12 +67,12 @@ impl Attempt {
     }
 
     /// The longest wait the target asked for during the attempt, if any.
-    pub(super) fn asked_wait(&self) -> Option<Duration> {
+    pub(crate) fn asked_wait(&self) -> Option<Duration> {
         self.said().not_before
     }
 
     /// `WHAT within DURATION`: why an attempt that ran out of time is not ready.
-    pub(super) fn within(&self, took: Duration) -> Failure {
+    pub(crate) fn within(&self, took: Duration) -> Failure {
         let waiting = self.said().waiting.unwrap_or(NOTHING_YET);
         format!("{waiting} within {}", humanize(took)).into()
     }

@@ -1,19 +1,20 @@
 //! `wait` and `probe`: run the plan's checks through the engine, then act on the outcome.
 
+pub mod report;
+
 use std::sync::Arc;
 
 use crate::cli::dashes;
-use crate::duration::humanize;
+use crate::grammar::duration::humanize;
 use crate::engine;
 use crate::error::describe_io;
 use crate::exit::Exit;
-use crate::kind::offload::Lane;
+use crate::runtime::lane::Lane;
 use crate::kind::Kind;
 use crate::kind::{Check, Context};
 use crate::plan::{Mode, Plan, TerminationLog};
 use crate::process::off_thread::{self, Stop};
 use crate::process::signal::Terminations;
-use crate::report;
 
 /// Runs a `wait` or `probe` plan to its exit status (or replaces the process with COMMAND).
 /// With `--on-exit`, every way it ends sends the notice: COMMAND's exit, but also readiness
@@ -212,8 +213,8 @@ fn is_folder(path: &std::path::Path) -> bool {
 fn touch_is_a_folder(path: &std::path::Path) -> Exit {
     Exit::Usage(format!(
         "--touch {} is a folder: name the file to create in it, as in {}",
-        crate::redact::quoted(&path.display().to_string()),
-        crate::redact::quoted(&path.join("ready").display().to_string())
+        crate::text::quoted(&path.display().to_string()),
+        crate::text::quoted(&path.join("ready").display().to_string())
     ))
 }
 
@@ -250,7 +251,7 @@ async fn ready(plan: &Plan, signals: &mut Terminations) -> Exit {
     // dead mount on its path (or in PATH) is found within one attempt's time, and the exec's
     // own look-up finds the answer cached.
     let program = plan.command[0].clone();
-    let shown = crate::redact::quoted(&program.to_string_lossy());
+    let shown = crate::text::quoted(&program.to_string_lossy());
     let in_path = match program.as_encoded_bytes().contains(&b'/') {
         true => "",
         false => " in PATH",

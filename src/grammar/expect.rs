@@ -6,7 +6,7 @@ use std::fmt;
 use hyper::header::HeaderName;
 use regex_lite::Regex;
 
-use crate::redact::quoted;
+use crate::text::quoted;
 
 /// `--json-field`: the value at a path of a JSON body.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,10 +7,10 @@ mod touch;
 use std::time::Duration;
 
 use crate::cli::dashes::HINT;
-use crate::duration::humanize;
+use crate::grammar::duration::humanize;
 use crate::engine::Report;
 use crate::plan::{Mode, Plan};
-use crate::redact;
+use crate::text;
 
 pub use termination_log::write_termination_log;
 pub use touch::touch;
@@ -33,7 +33,7 @@ pub fn not_ready(plan: &Plan, report: &Report, elapsed: Duration) -> Option<Stri
                 true => format!(" ({HINT})"),
                 false => String::new(),
             };
-            let reason = format!("{}{hint}", redact::one_line(&reason));
+            let reason = format!("{}{hint}", text::one_line(&reason));
             (target.to_string(), reason, outcome.attempts)
         })
         .collect();

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio::sync::{oneshot, Semaphore};
 
-use crate::duration::humanize;
+use crate::grammar::duration::humanize;
 use crate::error::{describe_io, Failure};
 
 /// What work on a lane that has not ended is waiting for.

@@ -15,7 +15,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     if trimmed.is_empty() {
         return Err("empty duration".into());
     }
-    let shown = crate::redact::quoted(text);
+    let shown = crate::text::quoted(text);
     if trimmed.starts_with('-') {
         return Err(format!(
             "invalid duration {shown}: a duration is not negative (0 means none where that is \
@@ -38,7 +38,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         humantime::parse_duration(trimmed).map_err(|e| match unit_missing(trimmed) {
             Some(fixed) => format!(
                 "invalid duration {shown}: its last number has no unit: write {}",
-                crate::redact::quoted(&fixed)
+                crate::text::quoted(&fixed)
             ),
             None => format!("invalid duration {shown}: {e}"),
         })?

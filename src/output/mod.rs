@@ -10,6 +10,9 @@
 //! the same queue and the same secrets. Only this module touches its statics; others reach
 //! them through its functions ([`hide`], [`json_notes`], [`flush`]).
 
+#[macro_use]
+mod say;
+
 use std::io::{Stderr, Stdout, Write};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -361,8 +364,8 @@ fn cut(line: &str) -> std::borrow::Cow<'_, str> {
     if line.len() <= MAX_LINE {
         return line.into();
     }
-    let head = crate::redact::head(line, MAX_LINE * 3 / 4);
-    let tail = crate::redact::tail(line, MAX_LINE / 4 - 64);
+    let head = crate::text::head(line, MAX_LINE * 3 / 4);
+    let tail = crate::text::tail(line, MAX_LINE / 4 - 64);
     let cut = line.len() - head.len() - tail.len();
     format!("{head} … ({cut} bytes cut) … {tail}").into()
 }

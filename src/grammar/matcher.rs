@@ -2,7 +2,7 @@
 
 use regex_lite::{Regex, RegexBuilder};
 
-use crate::redact::quoted;
+use crate::text::quoted;
 
 /// Most bytes of a body or file that are ever read to match against (1 MiB).
 pub const MAX_BODY: usize = 1 << 20;

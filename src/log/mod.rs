@@ -145,7 +145,7 @@ impl<S: tracing::Subscriber> Layer<S> for LibraryCap {
 /// passes, so no value (a server's `grpc-message`, a path) can break a line or forge one.
 fn one_line_fields() -> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> {
     tracing_subscriber::fmt::format::debug_fn(|writer, field, value| match field.name() {
-        "message" => writer.write_str(&crate::redact::one_line(&format!("{value:?}"))),
+        "message" => writer.write_str(&crate::text::one_line(&format!("{value:?}"))),
         _ => Ok(()),
     })
 }

@@ -4,7 +4,7 @@ use std::fmt;
 
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 
-use crate::redact::quoted;
+use crate::text::quoted;
 
 /// One extra request header; its `Display` hides the value of secret headers.
 #[derive(Debug, Clone)]

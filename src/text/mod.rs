@@ -1,5 +1,8 @@
-//! Showing text safely on one line: control characters escaped, a peer's text cut to size, cuts
-//! on character boundaries. Hiding secrets is [`crate::secrets`]'s.
+//! Text helpers. Showing text safely on one line: control characters escaped, a peer's text cut
+//! to size, cuts on character boundaries; and [`percent`]-encoding. Hiding secrets is
+//! [`crate::secrets`]'s.
+
+pub mod percent;
 
 /// Quotes `text` for a one-line message, escaping control characters so a value can never
 /// break the line or inject terminal sequences.
