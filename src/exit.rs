@@ -40,8 +40,7 @@ impl Exit {
     /// Says the message of a usage error or failure on stderr, and returns the status.
     pub fn report(self) -> u8 {
         let message = match &self {
-            Exit::Usage(message) => crate::cli::name_variables(message),
-            Exit::Failed(message) => message.clone(),
+            Exit::Usage(message) | Exit::Failed(message) => message.clone(),
             _ => return self.code(),
         };
         let mut fields = crate::log::json::Fields::new("error", &message);

@@ -40,8 +40,8 @@ impl Invocation {
             None => {
                 let parsed = Cli::try_parse();
                 let json = match &parsed {
-                    Ok(cli) => cli.log.log_format == crate::log::LogFormat::Json,
-                    Err(_) => cli::log_format_typed() == Some(crate::log::LogFormat::Json),
+                    Ok(cli) => cli.log.log_format == cli::LogFormat::Json,
+                    Err(_) => cli::log_format_typed() == Some(cli::LogFormat::Json),
                 };
                 crate::log::choose_json(json);
                 Parsed::Own(Box::new(parsed))
@@ -63,7 +63,7 @@ impl Invocation {
 
 /// Runs readygate's own command line, or reports clap's refusal of it.
 fn own(parsed: Result<Cli, clap::Error>, secrets: Arc<Secrets>) -> Exit {
-    match parsed {
+    let exit = match parsed {
         Err(err) => cli::usage_error(err),
         Ok(cli) => match runtime::runtime() {
             Ok(runtime) => runtime.block_on(dispatch(cli, secrets)),
@@ -71,6 +71,11 @@ fn own(parsed: Result<Cli, clap::Error>, secrets: Arc<Secrets>) -> Exit {
             // error.
             Err(err) => Exit::Failed(format!("cannot start: {}", error::describe_io(&err))),
         },
+    };
+    match exit {
+        // A usage error names the variable its value came from, where one did.
+        Exit::Usage(message) => Exit::Usage(cli::name_variables(&message)),
+        exit => exit,
     }
 }
 

@@ -4,22 +4,26 @@
 //!
 //! # Layout
 //!
-//! Each layer imports only from the layers below it (`tests/it/layers.rs` fails on a cycle):
+//! Each line imports only from the lines below it (`tests/it/layers.rs` holds the modules to
+//! this map):
 //!
 //! ```text
 //! invocation                  how the process was invoked, run to an exit status
-//! compat  serve  run          the commands: wait-for-it/wait-for, serve, wait and probe (and
-//!                             the report a wait leaves behind)
+//! compat  serve  run          the commands: wait-for-it and wait-for, serve, wait and probe
+//!                             (run/, with the report a wait leaves behind)
 //! plan                        the validated plan, built once from the flags before any I/O
 //! cli  process                what the user typed (clap); exec, signals, install, sidecar
 //! kind                        one module per target kind: its target, parse and check
 //! engine                      the retry loop, knowing nothing of protocols
 //! net                         resolve, connect, TLS: bytes to a peer, knowing nothing of checks
-//! runtime                     the one-thread runtime, the Attempt a check runs in, lanes for
-//!                             blocking work
-//! exit  log  output           exit statuses; log lines; the one writer of stdout and stderr
-//! error  grammar  secrets     an attempt's Failure; option grammars; hiding secrets;
-//! text  regular_file          quoting and cutting text; reading files safely
+//! runtime                     the one-thread runtime, the Attempt a check runs in, lanes that
+//!                             keep blocking work off the runtime's thread
+//! exit                        exit statuses, and the one place a failure is said
+//! log                         log lines, text or JSON
+//! output                      the one writer of stdout and stderr, secrets hidden
+//! grammar  error              option grammars cli and fuzz share; why an attempt failed
+//! secrets  regular_file       hiding secrets; reading files readygate did not make
+//! text                        quoting and cutting text for one line; percent-encoding
 //! ```
 
 #[macro_use]

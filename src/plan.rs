@@ -10,17 +10,16 @@ use crate::cli::{self, CommonArgs, LogArgs, PacingArgs, ProbeArgs, WaitArgs};
 use crate::engine::{Policy, Schedule};
 use crate::exit::Exit;
 use crate::kind::http::HttpTarget;
-use crate::runtime::lane::FS_SILENT;
 use crate::kind::target::{self, Target};
 use crate::kind::uses::Partial;
 use crate::kind::Kind;
-use crate::kind::{Options, Redirects};
-use crate::log::LogSettings;
-use crate::process::off_thread::{self, Stop, UNBOUNDED_WITHIN};
-use crate::process::sidecar::{Legacy, Native, Side};
+use crate::kind::{HttpMethod, Options, Redirects};
+use crate::log::{LogFormat, LogSettings};
+use crate::process::sidecar::{Legacy, Native, OnNative, Side};
 use crate::process::signal::Terminations;
-use crate::text::quoted;
+use crate::runtime::lane::{self, Stop, FS_SILENT, UNBOUNDED_WITHIN};
 use crate::secrets::Secrets;
+use crate::text::quoted;
 use tokio::time::Instant;
 
 /// `wait`'s default deadline.
@@ -139,7 +138,7 @@ async fn read<T: Send + 'static>(
     job: impl FnOnce() -> Result<T, String> + Send + 'static,
 ) -> Result<T, Exit> {
     let within = end.saturating_duration_since(Instant::now());
-    match off_thread::run(within, signals, job).await {
+    match lane::run_alone(within, signals.next(), job).await {
         Ok(read) => read.map_err(Exit::Usage),
         // Said with the whole span: what ended the wait is the deadline.
         Err(Stop::Failed(_)) if Instant::now() >= end => Err(Exit::Failed(format!(
@@ -297,7 +296,7 @@ impl Plan {
             .iter()
             .map(|target| explicit.unwrap_or_else(|| schedule(target.is_local(through_socket))))
             .collect();
-        if !args.json_fields.is_empty() && args.method == Some(crate::kind::HttpMethod::Head) {
+        if !args.json_fields.is_empty() && args.method == Some(cli::HttpMethod::Head) {
             return Err("--json-field needs a body: not with --method HEAD".into());
         }
         let partial = crate::kind::uses::check(&given(&args, on_exit), &targets)?;
@@ -347,7 +346,10 @@ impl Plan {
                 json_fields: args.json_fields,
                 header_matches: args.header_matches,
                 headers: args.headers,
-                method: args.method.unwrap_or_default(),
+                method: match args.method {
+                    None | Some(cli::HttpMethod::Get) => HttpMethod::Get,
+                    Some(cli::HttpMethod::Head) => HttpMethod::Head,
+                },
                 unix_socket: args.unix_socket,
                 insecure: args.insecure,
                 tls_server_name: args
@@ -562,7 +564,10 @@ pub(crate) fn log_settings(log: &LogArgs, usual: tracing::Level) -> LogSettings 
     };
     LogSettings {
         level,
-        format: log.log_format,
+        format: match log.log_format {
+            cli::LogFormat::Text => LogFormat::Text,
+            cli::LogFormat::Json => LogFormat::Json,
+        },
     }
 }
 
@@ -582,7 +587,10 @@ pub fn sidecar(command: cli::SidecarCommand, log: &LogArgs) -> (Side, LogSetting
         cli::SidecarCommand::Legacy(args) => Side::Legacy(Legacy {
             state: args.state,
             grace: args.grace,
-            on_native: args.on_native,
+            on_native: match args.on_native {
+                cli::OnNative::Sleep => OnNative::Sleep,
+                cli::OnNative::Exit => OnNative::Exit,
+            },
             command: args.command,
         }),
     };

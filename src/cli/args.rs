@@ -11,10 +11,7 @@ use super::help::{self, EXAMPLES, HTTP, OUTPUT, PROCESS, SERVE, TIMING, TLS};
 use crate::grammar::duration::parse_duration;
 use crate::grammar::expect::{HeaderMatch, JsonField};
 use crate::grammar::header::{Header, HeaderParser};
-use crate::kind::HttpMethod;
-use crate::log::LogFormat;
 use crate::grammar::matcher::Matcher;
-use crate::process::sidecar::OnNative;
 use crate::grammar::status::StatusRanges;
 
 #[derive(Debug, Parser)]
@@ -684,4 +681,32 @@ mod tests {
         }
         assert!(checked > 40, "{checked}");
     }
+}
+
+/// The form of a log line (`--log-format`); the plan maps it to the log's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// The HTTP methods `--method` offers; the plan maps it to the one the check sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HttpMethod {
+    /// GET (the default).
+    Get,
+    /// HEAD: no body is ever read.
+    Head,
+}
+
+/// What the legacy copy does when the native copy runs (`--on-native`); the plan maps it to
+/// the sidecar's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnNative {
+    /// Sleep until terminated (pods with restartPolicy: Always).
+    Sleep,
+    /// Exit 0 at once.
+    Exit,
 }

@@ -71,7 +71,7 @@ fn knows(command: &clap::Command, option: &str) -> bool {
 /// The `--log-format` of a command line clap refused, as far as it can be read: the last
 /// `--log-format FORMAT` (or `=FORMAT`) before `--`, else `READYGATE_LOG_FORMAT`; `None`
 /// when neither names a format.
-pub fn log_format_typed() -> Option<crate::log::LogFormat> {
+pub fn log_format_typed() -> Option<super::LogFormat> {
     use clap::ValueEnum;
     let words: Vec<String> = std::env::args_os()
         .skip(1)
@@ -87,7 +87,7 @@ pub fn log_format_typed() -> Option<crate::log::LogFormat> {
         }
     }
     let text = typed.or_else(|| std::env::var("READYGATE_LOG_FORMAT").ok())?;
-    crate::log::LogFormat::from_str(&text, false).ok()
+    super::LogFormat::from_str(&text, false).ok()
 }
 
 /// The units a DURATION may end with, alone: a word that is one of them, after a number, is the

@@ -7,10 +7,10 @@ use std::ffi::OsString;
 
 use super::{start, wait, Gate};
 use crate::error::Failure;
+use crate::grammar::status::StatusRanges;
 use crate::kind::target::Target;
 use crate::kind::Kind;
 use crate::kind::{Check, Context, Options, Redirects};
-use crate::grammar::status::StatusRanges;
 use args::{parse, usage, Address, WaitForInvocation, SCRIPT_VERSION};
 
 /// The script's status when time ran out (and for an unknown word).

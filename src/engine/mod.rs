@@ -11,8 +11,8 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 use tokio::time::{sleep, sleep_until, timeout_at, Instant};
 
-use crate::grammar::duration::humanize;
 use crate::error::Failure;
+use crate::grammar::duration::humanize;
 use crate::runtime::Attempt;
 pub use schedule::{Backoff, Schedule};
 

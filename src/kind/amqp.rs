@@ -5,9 +5,9 @@ use super::exchange::Exchange;
 use super::url_parts::{plain, Ignored, TargetUrl};
 use super::Context;
 use super::Kind;
-use crate::runtime::Attempt;
 use crate::error::Failure;
 use crate::net::endpoint::Endpoint;
+use crate::runtime::Attempt;
 
 /// `amqp://HOST[:5672]` or `amqps://HOST[:5671]`: the protocol header, answered by
 /// Connection.Start.

@@ -3,10 +3,10 @@
 
 use super::url_parts::TargetUrl;
 use super::Kind;
-use crate::runtime::Attempt;
 use crate::error::Failure;
 use crate::net::endpoint::Host;
 use crate::net::resolve::Resolver;
+use crate::runtime::Attempt;
 
 /// `dns://NAME`: a name, nothing else.
 pub fn parse(url: &TargetUrl) -> Result<Kind, String> {

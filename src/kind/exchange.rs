@@ -5,11 +5,11 @@
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::Context;
-use crate::runtime::{Attempt, NOTHING_YET, TLS_HANDSHAKE};
 use crate::error::{describe_io, Failure};
 use crate::net::endpoint::Endpoint;
 use crate::net::tls::{self, Alpn};
 use crate::net::transport::{connect_tcp, BoxedIo};
+use crate::runtime::{Attempt, NOTHING_YET, TLS_HANDSHAKE};
 use crate::text::{peer_text, quoted};
 
 /// The most bytes read from a server in one attempt, unless a check says otherwise: every

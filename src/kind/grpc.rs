@@ -11,13 +11,13 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 
 use super::url_parts::TargetUrl;
 use super::{Context, Kind};
-use crate::runtime::Attempt;
 use crate::error::describe_error;
 use crate::error::Failure;
 use crate::grammar::header::Header;
 use crate::net::endpoint::Endpoint;
 use crate::net::first_bytes::FirstBytes;
 use crate::net::tls::Alpn;
+use crate::runtime::Attempt;
 use crate::text::peer_text;
 
 /// The health-check method's path.

@@ -16,10 +16,8 @@ use hyper::header::{HeaderMap, LOCATION};
 use hyper::{Request, Response, StatusCode, Uri};
 use hyper_util::rt::TokioIo;
 
-use crate::runtime::lane::Lane;
 use super::url_parts::TargetUrl;
 use super::{Context, HttpMethod, Kind};
-use crate::runtime::{Attempt, NOTHING_YET, TLS_HANDSHAKE};
 use crate::error::describe_error;
 use crate::error::Failure;
 use crate::grammar::expect::{HeaderMatch, JsonField};
@@ -27,6 +25,8 @@ use crate::grammar::matcher::{Matcher, MAX_BODY};
 use crate::net::endpoint::Endpoint;
 use crate::net::tls::Alpn;
 use crate::net::transport::{self, BoxedIo};
+use crate::runtime::lane::Lane;
+use crate::runtime::{Attempt, NOTHING_YET, TLS_HANDSHAKE};
 use crate::text::quoted;
 
 use redirect::Redirect;
@@ -65,7 +65,10 @@ pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
     let uri: Uri = url.text.parse().map_err(|e| format!("invalid URL: {e}"))?;
     let authority = uri.authority().ok_or("missing host")?.as_str();
     let (credentials, written) = match authority.rsplit_once('@') {
-        Some((userinfo, written)) => (Some(crate::text::percent::decode(userinfo.as_bytes())), written),
+        Some((userinfo, written)) => (
+            Some(crate::text::percent::decode(userinfo.as_bytes())),
+            written,
+        ),
         None => (None, authority),
     };
     let path = match uri.path_and_query().map_or("", |p| p.as_str()) {

@@ -4,9 +4,9 @@ use super::exchange::{server_text, Exchange};
 use super::url_parts::{plain, Ignored, TargetUrl};
 use super::Context;
 use super::Kind;
-use crate::runtime::Attempt;
 use crate::error::Failure;
 use crate::net::endpoint::Endpoint;
+use crate::runtime::Attempt;
 
 /// Parses a `memcached://` URL.
 pub fn parse(url: &TargetUrl) -> Result<Kind, String> {

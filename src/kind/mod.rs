@@ -40,9 +40,9 @@ use crate::runtime::Attempt;
 use crate::error::Failure;
 use crate::grammar::header::Header;
 use crate::grammar::matcher::Matcher;
+use crate::grammar::status::StatusRanges;
 use crate::net::resolve::Resolver;
 use crate::net::tls::{self, Clients};
-use crate::grammar::status::StatusRanges;
 use target::Target;
 
 /// What kind of condition a target is, with everything needed to check it.
@@ -156,7 +156,7 @@ pub struct Options {
 }
 
 /// The HTTP methods readygate sends; `--method` offers GET and HEAD.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum HttpMethod {
     /// GET (the default).
     #[default]
@@ -164,7 +164,6 @@ pub enum HttpMethod {
     /// HEAD: no body is ever read.
     Head,
     /// POST with an empty body: never a check, only `--on-exit`'s notice.
-    #[value(skip)]
     Post,
 }
 

@@ -5,9 +5,9 @@ use super::exchange::{server_text, Exchange, MAX_ANSWER};
 use super::url_parts::{plain, Ignored, TargetUrl};
 use super::Context;
 use super::Kind;
-use crate::runtime::Attempt;
 use crate::error::Failure;
 use crate::net::endpoint::Endpoint;
+use crate::runtime::Attempt;
 
 /// Parses a `mysql://` or `mariadb://` URL: all but the host and port is ignored.
 pub fn parse(url: &TargetUrl) -> Result<Kind, String> {

@@ -7,9 +7,9 @@ use super::exchange::{server_text, Exchange, MAX_ANSWER};
 use super::url_parts::{decode, split, Parts, TargetUrl};
 use super::Context;
 use super::Kind;
-use crate::runtime::Attempt;
 use crate::error::Failure;
 use crate::net::endpoint::Endpoint;
+use crate::runtime::Attempt;
 
 /// `postgres://[USER@]HOST[:5432][/DB]`: asked with a StartupMessage, never logged in.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,9 +10,9 @@ use super::target::Target;
 use super::url_parts::{decode, split, Parts, TargetUrl};
 use super::Context;
 use super::Kind;
-use crate::runtime::Attempt;
 use crate::error::Failure;
 use crate::net::endpoint::Endpoint;
+use crate::runtime::Attempt;
 use crate::secrets::Secret;
 
 /// `redis://[[USER]:PASSWORD@]HOST[:6379][/DB]` or `rediss://`: `PING`, after `AUTH` if given.

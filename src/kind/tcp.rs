@@ -2,11 +2,11 @@
 
 use super::url_parts::TargetUrl;
 use super::Kind;
-use crate::runtime::Attempt;
 use crate::error::Failure;
 use crate::net::endpoint::Endpoint;
 use crate::net::resolve::Resolver;
 use crate::net::transport::connect_tcp;
+use crate::runtime::Attempt;
 
 /// Parses a `tcp://` URL (a trailing `/` is allowed).
 pub fn parse(url: &TargetUrl) -> Result<Kind, String> {

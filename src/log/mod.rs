@@ -21,7 +21,7 @@ pub struct LogSettings {
 }
 
 /// The form of a log line (`--log-format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogFormat {
     /// Human-readable lines.
     Text,
@@ -46,6 +46,7 @@ pub fn choose_json(json: bool) {
     if json {
         json::start();
         JSON.store(true, Relaxed);
+        crate::output::notes_as(output_note);
     }
 }
 
@@ -81,10 +82,16 @@ pub fn init(settings: LogSettings) {
         // JSON strings escape control characters themselves.
         LogFormat::Json => {
             JSON.store(true, Relaxed);
+            crate::output::notes_as(output_note);
             let builder = builder.event_format(json::JsonFormat);
             set_global_default(builder.finish().with(filter).with(LibraryCap::default()))
         }
     };
+}
+
+/// A note of readygate's own about its output, as a JSON line shaped as the log lines are.
+fn output_note(text: &str) -> String {
+    json::Fields::new("output", text).line(&tracing::Level::WARN)
 }
 
 /// Readygate's own events pass at the chosen level; the libraries below it (hyper, h2, rustls)

@@ -17,8 +17,8 @@ use std::sync::Mutex;
 use tokio::time::Instant;
 
 use super::endpoint::is_localhost;
-use crate::runtime::Attempt;
 use crate::error::{describe_io, Failure};
+use crate::runtime::Attempt;
 use cache::Cache;
 use client::{Lookup, Rotation};
 use conf::Conf;

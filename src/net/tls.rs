@@ -23,10 +23,10 @@ use rustls::{Error as TlsError, SignatureScheme};
 use tokio_rustls::TlsConnector;
 
 use super::endpoint::Host;
-use crate::runtime::{Attempt, TLS_HANDSHAKE};
 use crate::error::{describe_io, Failure};
-use crate::runtime::lane::Lane;
 use crate::net::transport::BoxedIo;
+use crate::runtime::lane::Lane;
+use crate::runtime::{Attempt, TLS_HANDSHAKE};
 use crate::text::quoted;
 
 pub use client_cert::{from_pem as identity_from_pem, read as read_identity, Identity};

@@ -12,9 +12,9 @@ use tokio::task::JoinSet;
 use tokio::time::sleep;
 
 use super::endpoint::{Endpoint, Host};
-use crate::runtime::Attempt;
 use crate::error::{describe_io, Failure};
 use crate::net::resolve::Resolver;
+use crate::runtime::Attempt;
 
 /// Any stream an HTTP or gRPC client can run over.
 pub trait Io: AsyncRead + AsyncWrite + Send + Unpin + 'static {}

@@ -8,7 +8,7 @@
 //! Its state is process-wide on purpose, as tracing's subscriber is: the process has one
 //! stdout and one stderr, and a line from anywhere (a panic hook, `say!`, a log line) must pass
 //! the same queue and the same secrets. Only this module touches its statics; others reach
-//! them through its functions ([`hide`], [`json_notes`], [`flush`]).
+//! them through its functions ([`hide`], [`notes_as`], [`flush`]).
 
 #[macro_use]
 mod say;
@@ -139,11 +139,18 @@ fn pen(pen: &Mutex<Pen>) -> Option<std::sync::MutexGuard<'_, Pen>> {
 /// A note of readygate's own about its output, as a whole line: text, or a JSON line shaped
 /// as the log lines are.
 fn note(text: &str) -> String {
-    if !crate::log::json() {
-        return format!("readygate: {text}\n");
+    match NOTES.get() {
+        Some(shape) => format!("{}\n", shape(text)),
+        None => format!("readygate: {text}\n"),
     }
-    let line = crate::log::json::Fields::new("output", text).line(&tracing::Level::WARN);
-    format!("{line}\n")
+}
+
+/// How readygate's own notes are shaped when not as text: set once, when the log's format is.
+static NOTES: OnceLock<fn(&str) -> String> = OnceLock::new();
+
+/// Shapes readygate's own notes about its output as the log lines are (`--log-format json`).
+pub fn notes_as(shape: fn(&str) -> String) {
+    let _ = NOTES.set(shape);
 }
 
 /// A `tracing` writer: the formatter writes one event into it, and it is queued when dropped.

@@ -10,8 +10,8 @@ use crate::exit::Exit;
 use crate::log::json::Fields;
 use crate::process::atomic::{self, Step};
 use crate::process::elf;
-use crate::process::off_thread::{self, Stop, UNBOUNDED_WITHIN};
 use crate::process::signal::Terminations;
+use crate::runtime::lane::{self, Stop, UNBOUNDED_WITHIN};
 use crate::text;
 
 /// Where the kernel exposes the running executable, even when its file was since replaced.
@@ -23,7 +23,7 @@ const SELF_EXE: &str = "/proc/self/exe";
 pub async fn install(dir: &Path) -> Exit {
     let mut signals = Terminations::listen();
     let owned = dir.to_path_buf();
-    match off_thread::run(UNBOUNDED_WITHIN, &mut signals, move || copy(&owned)).await {
+    match lane::run_alone(UNBOUNDED_WITHIN, signals.next(), move || copy(&owned)).await {
         Ok(exit) => exit,
         Err(Stop::Failed(failure)) => Exit::Failed(format!("install: {}: {failure}", shown(dir))),
         Err(Stop::Signal(signal)) => {

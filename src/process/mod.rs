@@ -6,7 +6,6 @@ pub mod elf;
 pub mod exec;
 pub mod fdlimit;
 pub mod install;
-pub mod off_thread;
 pub mod sidecar;
 pub mod signal;
 pub mod supervise;

@@ -9,6 +9,8 @@ use std::task::Poll;
 
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
+use crate::exit::Exit;
+
 /// The standard signals (bit N-1 for signal N) ignored when the process started.
 static IGNORED_AT_START: AtomicU64 = AtomicU64::new(0);
 /// The standard signals blocked when the process started.
@@ -131,4 +133,16 @@ impl Terminations {
             () = std::future::ready(()) => None,
         }
     }
+}
+
+/// Says that a terminating signal ended the run `when` ("before …", "while …") and gives its
+/// exit status.
+pub fn stopped(signal: i32, when: &str) -> Exit {
+    let status = Exit::Signal(signal).code();
+    tracing::warn!(
+        event = "signal",
+        status,
+        "stopped by signal {signal} {when}"
+    );
+    Exit::Signal(signal)
 }

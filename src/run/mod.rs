@@ -5,16 +5,15 @@ pub mod report;
 use std::sync::Arc;
 
 use crate::cli::dashes;
-use crate::grammar::duration::humanize;
 use crate::engine;
 use crate::error::describe_io;
 use crate::exit::Exit;
-use crate::runtime::lane::Lane;
+use crate::grammar::duration::humanize;
 use crate::kind::Kind;
 use crate::kind::{Check, Context};
 use crate::plan::{Mode, Plan, TerminationLog};
-use crate::process::off_thread::{self, Stop};
-use crate::process::signal::Terminations;
+use crate::process::signal::{stopped, Terminations};
+use crate::runtime::lane::{self, Lane, Stop};
 
 /// Runs a `wait` or `probe` plan to its exit status (or replaces the process with COMMAND).
 /// With `--on-exit`, every way it ends sends the notice: COMMAND's exit, but also readiness
@@ -183,7 +182,7 @@ async fn off_thread<T: Send + 'static>(
     signals: &mut Terminations,
     job: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, Stop> {
-    off_thread::run(plan.policy.attempt_timeout, signals, job).await
+    lane::run_alone(plan.policy.attempt_timeout, signals.next(), job).await
 }
 
 /// `--touch` naming a folder that exists is a usage error: looked for at start, off the
@@ -270,16 +269,4 @@ async fn ready(plan: &Plan, signals: &mut Terminations) -> Exit {
         Some(url) => crate::process::supervise::supervise(&plan.command, url, signals).await,
         None => crate::process::exec::exec(&plan.command),
     }
-}
-
-/// Says that a terminating signal ended the run `when` ("before …", "while …") and gives its
-/// exit status.
-pub(crate) fn stopped(signal: i32, when: &str) -> Exit {
-    let status = Exit::Signal(signal).code();
-    tracing::warn!(
-        event = "signal",
-        status,
-        "stopped by signal {signal} {when}"
-    );
-    Exit::Signal(signal)
 }

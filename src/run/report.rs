@@ -7,8 +7,8 @@ mod touch;
 use std::time::Duration;
 
 use crate::cli::dashes::HINT;
-use crate::grammar::duration::humanize;
 use crate::engine::Report;
+use crate::grammar::duration::humanize;
 use crate::plan::{Mode, Plan};
 use crate::text;
 

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::grammar::duration::humanize;
 use crate::error::Failure;
+use crate::grammar::duration::humanize;
 
 /// The words for an attempt that says nothing: nothing has answered yet.
 pub const NOTHING_YET: &str = "no answer";

@@ -3,17 +3,28 @@
 //! keeps its timers and the attempt stops waiting on time. Each target has its own [`Lane`], so
 //! one target's slow work never delays another's; within a lane one job runs at a time, and an
 //! attempt waits (within its timeout) for its predecessor's job instead of piling up threads.
+//!
+//! File-system work on a path the user named outside a check (`--touch`, `--termination-log`,
+//! `install`, the sidecar's state file) runs on a lane of its own ([`run_alone`]) for a bounded
+//! time, and a terminating signal ends the wait for it, so a mount that never answers cannot
+//! hold the runtime's thread, which keeps the deadline and hears signals.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{oneshot, Semaphore};
 
-use crate::grammar::duration::humanize;
 use crate::error::{describe_io, Failure};
+use crate::grammar::duration::humanize;
 
 /// What work on a lane that has not ended is waiting for.
 pub const FS_SILENT: &str = "no answer from the file system";
+
+/// How long work on a lane of its own may take where no deadline bounds it (`install`,
+/// `sidecar native`): a local copy or a small write that has not ended by then is on a file
+/// system that is stuck.
+pub const UNBOUNDED_WITHIN: Duration = Duration::from_secs(30);
 
 /// One target's lane for blocking work.
 #[derive(Debug, Clone)]
@@ -77,6 +88,31 @@ impl Lane {
         let thread = std::thread::Builder::new().name("readygate-check".into());
         let _ = thread.spawn(move || (job(), drop(permit)));
         receiver
+    }
+}
+
+/// Why work on a lane of its own has no result.
+#[derive(Debug)]
+pub enum Stop {
+    /// It did not end in time (`no answer from the file system within 1.0s`), or could not
+    /// start.
+    Failed(Failure),
+    /// A terminating signal came first.
+    Signal(i32),
+}
+
+/// Runs `job` on a lane of its own for at most `within`, unless `signal` (the next terminating
+/// signal's number) comes first.
+pub async fn run_alone<T: Send + 'static>(
+    within: Duration,
+    signal: impl Future<Output = i32>,
+    job: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Stop> {
+    let lane = Lane::default();
+    // Cancellation: dropping the lane's future leaves the work to end on its own thread.
+    tokio::select! {
+        done = lane.run_within(within, job) => done.map_err(Stop::Failed),
+        signal = signal => Err(Stop::Signal(signal)),
     }
 }
 

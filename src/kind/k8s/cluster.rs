@@ -14,8 +14,8 @@ use crate::error::{describe_io, Failure};
 use crate::kind::http::HttpTarget;
 use crate::kind::target::Target;
 use crate::kind::Kind;
-use crate::text::quoted;
 use crate::secrets::Secrets;
+use crate::text::quoted;
 
 use super::credential::{Credential, Session};
 

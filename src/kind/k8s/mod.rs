@@ -25,9 +25,9 @@ pub use watch::{Feed, Watcher};
 
 use super::url_parts::TargetUrl;
 use super::Kind;
-use crate::runtime::Attempt;
 use crate::error::Failure;
 use crate::net::resolve::Resolver;
+use crate::runtime::Attempt;
 use list::{Item, Items};
 use request::Query::{self, Get, List};
 use request::{fetch_body, Resource};

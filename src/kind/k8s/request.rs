@@ -15,7 +15,6 @@ use tokio::net::TcpStream;
 use super::cluster::Cluster;
 use super::credential::Session;
 use super::object::clip;
-use crate::runtime::{Attempt, TLS_HANDSHAKE};
 use crate::error::Failure;
 use crate::grammar::header::Header;
 use crate::kind::http::request::{build, Carry};
@@ -23,6 +22,7 @@ use crate::kind::http::HttpTarget;
 use crate::kind::http::{read_body, roundtrip};
 use crate::net::resolve::Resolver;
 use crate::net::transport::{connect_tcp, BoxedIo};
+use crate::runtime::{Attempt, TLS_HANDSHAKE};
 
 /// The most of an answer that is read: a list of a few hundred pods; also the most of one
 /// watch event.

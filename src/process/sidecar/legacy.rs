@@ -9,12 +9,12 @@ use tokio::time::{sleep, sleep_until, Instant};
 
 use super::state::{self, State};
 use super::{Legacy, OnNative};
-use crate::grammar::duration::humanize;
 use crate::engine::Watch as _;
 use crate::exit::Exit;
+use crate::grammar::duration::humanize;
 use crate::kind::file::{FileWatch, HubSlot, Wake};
-use crate::runtime::lane::Lane;
 use crate::process::signal::Terminations;
+use crate::runtime::lane::Lane;
 
 /// Re-read interval while file-system events are watched: they do the real work.
 const POLL_WITH_EVENTS: Duration = Duration::from_secs(2);
@@ -87,7 +87,7 @@ pub async fn run(args: Legacy, mut signals: Terminations) -> Result<Exit, Exit> 
 
 /// A terminating signal ended the wait.
 fn stopped(signal: i32) -> Exit {
-    crate::run::stopped(signal, "while waiting for the native sidecar")
+    crate::process::signal::stopped(signal, "while waiting for the native sidecar")
 }
 
 /// The native copy runs the sidecar: this container has nothing left to do.

@@ -41,7 +41,7 @@ pub struct Legacy {
 }
 
 /// What the legacy copy does when the native copy runs (`--on-native`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnNative {
     /// Sleep until terminated (pods with restartPolicy: Always).
     Sleep,

@@ -7,8 +7,8 @@ use std::path::Path;
 use super::state::{self, State};
 use super::Native;
 use crate::exit::Exit;
-use crate::process::off_thread::{self, Stop, UNBOUNDED_WITHIN};
-use crate::process::signal::Terminations;
+use crate::process::signal::{stopped, Terminations};
+use crate::runtime::lane::{self, Stop, UNBOUNDED_WITHIN};
 
 /// First run: write `first-run` and exit 0; restart: write `native`, then run COMMAND.
 pub async fn run(args: Native, mut signals: Terminations) -> Result<Exit, Exit> {
@@ -53,12 +53,12 @@ async fn off_thread<T: Send + 'static>(
     signals: &mut Terminations,
     job: impl FnOnce() -> Result<T, Exit> + Send + 'static,
 ) -> Result<T, Exit> {
-    match off_thread::run(UNBOUNDED_WITHIN, signals, job).await {
+    match lane::run_alone(UNBOUNDED_WITHIN, signals.next(), job).await {
         Ok(done) => done,
         Err(Stop::Failed(failure)) => Err(Exit::Failed(format!(
             "state file {}: {failure}",
             path.display()
         ))),
-        Err(Stop::Signal(signal)) => Err(crate::run::stopped(signal, "at the state file")),
+        Err(Stop::Signal(signal)) => Err(stopped(signal, "at the state file")),
     }
 }
