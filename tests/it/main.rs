@@ -30,6 +30,7 @@ mod k8s_bounds;
 mod k8s_watch;
 mod k8s_watch_hostile;
 mod kubelet_parity;
+mod layers;
 mod lines;
 mod logging;
 mod on_exit;
