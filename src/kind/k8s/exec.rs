@@ -15,8 +15,8 @@ use serde::Deserialize;
 use tokio::sync::Mutex;
 
 use crate::error::{describe_io, Failure};
-use crate::runtime::lane::Lane;
 use crate::net::tls::Certificate;
+use crate::runtime::lane::Lane;
 use crate::text::quoted;
 
 /// The API versions of `ExecCredential` readygate speaks.

@@ -18,8 +18,8 @@ use crate::kind::http::HttpTarget;
 use crate::kind::target::Target;
 use crate::kind::Kind;
 use crate::net::tls::Certificate;
-use crate::text::quoted;
 use crate::secrets::Secrets;
+use crate::text::quoted;
 
 /// The largest kubeconfig read: real ones with dozens of clusters are tens of KB.
 const MAX_FILE: u64 = 4 << 20;
