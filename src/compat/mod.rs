@@ -12,13 +12,13 @@ use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
 
 use crate::engine::{self, Condition, Policy, Schedule};
-use crate::runtime::Attempt;
 use crate::error::Failure;
 use crate::kind::{Check, CheckWatch};
 use crate::net::endpoint::Endpoint;
 use crate::net::resolve::Resolver;
 use crate::net::transport::connect_tcp;
 use crate::process::signal::Terminations;
+use crate::runtime::Attempt;
 
 /// Longer deadlines (centuries) are no deadline at all; this keeps `Instant` arithmetic sound.
 const LONGEST: Duration = Duration::from_secs(u32::MAX as u64);

@@ -36,13 +36,13 @@ pub use http::redirect::Redirects;
 use url_parts::TargetUrl;
 
 use crate::engine::{Condition, Schedule};
-use crate::runtime::Attempt;
 use crate::error::Failure;
 use crate::grammar::header::Header;
 use crate::grammar::matcher::Matcher;
 use crate::grammar::status::StatusRanges;
 use crate::net::resolve::Resolver;
 use crate::net::tls::{self, Clients};
+use crate::runtime::Attempt;
 use target::Target;
 
 /// What kind of condition a target is, with everything needed to check it.

@@ -120,6 +120,18 @@ fn unused(option: &str, applies_to: &str, targets: &[Target]) -> String {
     format!("{option} does nothing for {names}: it applies to {applies_to} only{hint}")
 }
 
+/// The start line's note of the options that apply to some targets only, e.g.
+/// ` (--json-field applies to http://api/health only)`; empty when there is none.
+pub fn note(partial: &[Partial]) -> String {
+    match partial.is_empty() {
+        true => String::new(),
+        false => {
+            let notes: Vec<String> = partial.iter().map(ToString::to_string).collect();
+            format!(" ({})", notes.join("; "))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -69,7 +69,7 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
             "to be ready"
         };
         let names = engine::first_few(&names);
-        let partial = partial_note(&plan.partial);
+        let partial = crate::kind::uses::note(&plan.partial);
         tracing::info!(
             event = "waiting",
             "waiting {deadline} for {names} {goal}{partial}"
@@ -78,7 +78,7 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
         tracing::debug!(
             event = "note",
             "{}",
-            partial_note(&plan.partial).trim_start()
+            crate::kind::uses::note(&plan.partial).trim_start()
         );
     }
     let started = tokio::time::Instant::now();
@@ -129,18 +129,6 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
         }
     }
     Exit::NotReady
-}
-
-/// The start line's note of the options that apply to some targets only, e.g.
-/// ` (--json-field applies to http://api/health only)`; empty when there is none.
-pub(crate) fn partial_note(partial: &[crate::kind::uses::Partial]) -> String {
-    match partial.is_empty() {
-        true => String::new(),
-        false => {
-            let notes: Vec<String> = partial.iter().map(ToString::to_string).collect();
-            format!(" ({})", notes.join("; "))
-        }
-    }
 }
 
 /// How long the start waits for the looks at targets that may be the command before it says

@@ -98,7 +98,7 @@ pub async fn serve(mut serve: ServePlan) -> Exit {
         event = "serve",
         "serving on {local}: /ready for {}{}",
         names.join(", "),
-        crate::run::partial_note(&serve.plan.partial)
+        crate::kind::uses::note(&serve.plan.partial)
     );
     for group in &serve.groups {
         let members: Vec<&str> = group.members.iter().map(|&i| names[i].as_str()).collect();

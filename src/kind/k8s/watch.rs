@@ -30,11 +30,11 @@ use super::request::{api_group, collection, connect, request, MAX_ANSWER};
 use super::selector;
 use super::{absent, judge, judge_list, list_item, namespace, source, Judgement, K8sTarget};
 use crate::engine::{Backoff, Schedule, Watch};
-use crate::runtime::Attempt;
 use crate::error::{describe_error, Failure};
 use crate::kind::http::roundtrip;
 use crate::kind::Context;
 use crate::net::resolve::Resolver;
+use crate::runtime::Attempt;
 use crate::text::percent::encode_query_value;
 
 /// The shortest `timeoutSeconds` asked of the API server, and the spread added at random (so
