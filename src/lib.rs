@@ -8,10 +8,13 @@
 //! this map):
 //!
 //! ```text
-//! invocation                  how the process was invoked, run to an exit status
-//! compat  serve  run          the commands: wait-for-it and wait-for, serve, wait and probe
-//!                             (run/, with the report a wait leaves behind)
-//! plan                        the validated plan, built once from the flags before any I/O
+//! invocation  cluster         how each binary was invoked (readygate, readygate-cluster), run
+//!                             to an exit status
+//! compat  serve  run  webhook the commands: wait-for-it and wait-for, serve, wait and probe
+//!                             (run/, with the report a wait leaves behind), the admission
+//!                             webhook
+//! plan  inject                the validated plan, built once from the flags before any I/O;
+//!                             the gate and sidecar added to manifests
 //! cli  process                what the user typed (clap); exec, signals, install, sidecar
 //! kind                        one module per target kind: its target, parse and check
 //! engine                      the retry loop, knowing nothing of protocols

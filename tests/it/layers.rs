@@ -157,7 +157,7 @@ fn each_module_imports_only_the_layers_below_it() {
             parts.pop();
         }
         let me = parts[0].clone();
-        if me == "lib" || me == "main" {
+        if me == "lib" || me == "main" || me == "bin" {
             continue;
         }
         let Some(&mine) = layer.get(&me) else {
