@@ -10,9 +10,9 @@
 //! ```text
 //! invocation  cluster         how each binary was invoked (readygate, readygate-cluster), run
 //!                             to an exit status
-//! compat  serve  run  webhook the commands: wait-for-it and wait-for, serve, wait and probe
-//!                             (run/, with the report a wait leaves behind), the admission
-//!                             webhook
+//! compat  serve  run          the commands: wait-for-it and wait-for, serve, wait and probe
+//! webhook  doctor             (run/, with the report a wait leaves behind); the admission
+//!                             webhook and doctor of readygate-cluster
 //! plan  inject                the validated plan, built once from the flags before any I/O;
 //!                             the gate and sidecar added to manifests
 //! cli  process                what the user typed (clap); exec, signals, install, sidecar

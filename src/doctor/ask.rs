@@ -7,12 +7,12 @@ use hyper::body::Incoming;
 use hyper::{Method, Response};
 use tokio::time::Instant;
 
-use crate::runtime::Attempt;
 use crate::error::Failure;
 use crate::kind::http::roundtrip;
 use crate::kind::k8s::request::{call, connect, refused, request, unauthorized};
 use crate::kind::k8s::Cluster;
 use crate::net::resolve::Resolver;
+use crate::runtime::Attempt;
 
 /// The longest metrics line kept while scanning: the ones read are short.
 const MAX_LINE: usize = 64 * 1024;

@@ -31,10 +31,7 @@ pub async fn read(
                     note: None,
                 }
             }
-            None => format!(
-                "{path}: unreadable gauge {}",
-                crate::text::peer_text(&line)
-            ),
+            None => format!("{path}: unreadable gauge {}", crate::text::peer_text(&line)),
         },
         Ok(None) => format!("{path} has no SidecarContainers gauge"),
         Err(Answer::Forbidden(_)) => {
