@@ -20,7 +20,7 @@ mod watch;
 use std::borrow::Cow;
 
 pub use cluster::Cluster;
-pub use target::{K8sTarget, Object};
+pub use target::{K8sTarget, Many, Object, One};
 pub use watch::{Feed, Watcher};
 
 use super::url_parts::TargetUrl;
@@ -55,14 +55,14 @@ pub async fn check(
     let ns = namespace(target, cluster);
     let (resource, query) = source(target);
     let body = fetch_body(cluster, resource, ns, &query, resolver, at).await;
-    let (verdict, version, items) = match (body, &query) {
+    let (verdict, version, items) = match (body, &target.object) {
         (Err(miss), _) => (Err(miss), None, None),
         // No such object yet: it is watched from now on, so its creation is seen at once.
-        (Ok(None), Get(_)) => (Err(absent(target, ns)), Some(String::new()), None),
-        (Ok(None), List(_)) => (Err(absent(target, ns)), None, None),
-        (Ok(Some(body)), Get(_)) => (judge(target, &body), watch::version(&body), None),
-        (Ok(Some(body)), List(_)) => match read_list(target, &body) {
-            Ok((version, items)) => (judge_list(target, ns, &items), version, Some(items)),
+        (Ok(None), Object::One(_)) => (Err(absent(target, ns)), Some(String::new()), None),
+        (Ok(None), Object::Many(_)) => (Err(absent(target, ns)), None, None),
+        (Ok(Some(body)), Object::One(one)) => (judge(one, &body), watch::version(&body), None),
+        (Ok(Some(body)), Object::Many(many)) => match read_list(many, &body) {
+            Ok((version, items)) => (judge_list(many, ns, &items), version, Some(items)),
             Err(failure) => (Err(failure), None, None),
         },
     };
@@ -78,11 +78,11 @@ fn namespace<'a>(target: &'a K8sTarget, cluster: &'a Cluster) -> &'a str {
 /// What `target` reads: one object by name, or the list a label selector picks.
 fn source(target: &K8sTarget) -> (Resource, Query<'_>) {
     match &target.object {
-        Object::Job(name) => (job::JOBS, Get(name)),
-        Object::Pod(name) => (pod::PODS, Get(name)),
-        Object::Deployment(name) => (deployment::DEPLOYMENTS, Get(name)),
-        Object::Pods(selector) => (pod::PODS, List(Cow::Borrowed(selector))),
-        Object::Service(name) => {
+        Object::One(One::Job(name)) => (job::JOBS, Get(name)),
+        Object::One(One::Pod(name)) => (pod::PODS, Get(name)),
+        Object::One(One::Deployment(name)) => (deployment::DEPLOYMENTS, Get(name)),
+        Object::Many(Many::Pods(selector)) => (pod::PODS, List(Cow::Borrowed(selector))),
+        Object::Many(Many::Service(name)) => {
             let selector = format!("kubernetes.io/service-name={name}");
             (service::SLICES, List(Cow::Owned(selector)))
         }
@@ -93,50 +93,45 @@ fn source(target: &K8sTarget) -> (Resource, Query<'_>) {
 /// a watched object deleted.
 fn absent(target: &K8sTarget, ns: &str) -> Failure {
     let why = match &target.object {
-        Object::Job(name) => format!("no job {name} in {ns} (yet)"),
-        Object::Pod(name) => format!("no pod {name} in {ns} (yet)"),
-        Object::Deployment(name) => format!("no deployment {name} in {ns} (yet)"),
-        Object::Pods(_) => format!("the API server has no pods in {ns}"),
-        Object::Service(_) => service::UNSERVED.to_string(),
+        Object::One(One::Job(name)) => format!("no job {name} in {ns} (yet)"),
+        Object::One(One::Pod(name)) => format!("no pod {name} in {ns} (yet)"),
+        Object::One(One::Deployment(name)) => format!("no deployment {name} in {ns} (yet)"),
+        Object::Many(Many::Pods(_)) => format!("the API server has no pods in {ns}"),
+        Object::Many(Many::Service(_)) => service::UNSERVED.to_string(),
     };
     Failure::Text(why)
 }
 
-/// The readiness rules of `target`'s kind applied to one object's JSON (a GET's answer, or
-/// a watch event's object).
-fn judge(target: &K8sTarget, body: &[u8]) -> Judgement {
-    match &target.object {
-        Object::Job(_) => job::judge(&object::parse(body)?),
-        Object::Pod(_) => pod::judge_one(&object::parse(body)?),
-        Object::Deployment(_) => deployment::judge(&object::parse(body)?),
-        Object::Pods(_) | Object::Service(_) => unreachable!("a list"),
+/// The readiness rules of `one`'s kind applied to its JSON (a GET's answer, or a watch
+/// event's object).
+fn judge(one: &One, body: &[u8]) -> Judgement {
+    match one {
+        One::Job(_) => job::judge(&object::parse(body)?),
+        One::Pod(_) => pod::judge_one(&object::parse(body)?),
+        One::Deployment(_) => deployment::judge(&object::parse(body)?),
     }
 }
 
-/// A list answer of `target`'s kind: its version and items.
-fn read_list(target: &K8sTarget, body: &[u8]) -> Result<(Option<String>, Items), Failure> {
-    match &target.object {
-        Object::Pods(_) => list::read::<pod::Pod>(body),
-        Object::Service(_) => list::read::<service::Slice>(body),
-        _ => unreachable!("one object"),
+/// A list answer of `many`'s kind: its version and items.
+fn read_list(many: &Many, body: &[u8]) -> Result<(Option<String>, Items), Failure> {
+    match many {
+        Many::Pods(_) => list::read::<pod::Pod>(body),
+        Many::Service(_) => list::read::<service::Slice>(body),
     }
 }
 
-/// One object of `target`'s list, from a watch event: its name and item.
-fn list_item(target: &K8sTarget, object: &[u8]) -> Result<(String, Item), Failure> {
-    match &target.object {
-        Object::Pods(_) => list::one::<pod::Pod>(object),
-        Object::Service(_) => list::one::<service::Slice>(object),
-        _ => unreachable!("one object"),
+/// One object of `many`'s list, from a watch event: its name and item.
+fn list_item(many: &Many, object: &[u8]) -> Result<(String, Item), Failure> {
+    match many {
+        Many::Pods(_) => list::one::<pod::Pod>(object),
+        Many::Service(_) => list::one::<service::Slice>(object),
     }
 }
 
-/// The readiness rules of `target`'s kind applied to the items of its list.
-fn judge_list(target: &K8sTarget, ns: &str, items: &Items) -> Judgement {
-    let verdict = match &target.object {
-        Object::Pods(selector) => pod::judge_all(items, ns, selector),
-        Object::Service(name) => service::judge(items, ns, name),
-        _ => unreachable!("one object"),
-    };
-    verdict
+/// The readiness rules of `many`'s kind applied to the items of its list.
+fn judge_list(many: &Many, ns: &str, items: &Items) -> Judgement {
+    match many {
+        Many::Pods(selector) => pod::judge_all(items, ns, selector),
+        Many::Service(name) => service::judge(items, ns, name),
+    }
 }

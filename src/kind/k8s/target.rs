@@ -4,19 +4,31 @@
 use super::selector::{self, dns_label};
 use crate::text::quoted;
 
-/// The Kubernetes object (or set of pods) a target waits on.
+/// What a target waits on: one object, read by name, or a list, read through a selector.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Object {
+    One(One),
+    Many(Many),
+}
+
+/// One Kubernetes object, by name: a GET answers with it, a watch event carries it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum One {
     /// A Job (batch/v1): ready when `Complete`, never once `Failed`.
     Job(String),
     /// A Pod (v1): ready when `Ready`.
     Pod(String),
-    /// The pods a label selector matches: at least one, and every one `Ready`.
-    Pods(String),
-    /// A Service: ready when one of its EndpointSlices holds a ready endpoint.
-    Service(String),
     /// A Deployment (apps/v1): rolled out and available.
     Deployment(String),
+}
+
+/// A list a label selector picks: a GET answers with the list, a watch event carries an item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Many {
+    /// The pods a label selector matches: at least one, and every one `Ready`.
+    Pods(String),
+    /// A Service, by its EndpointSlices: ready when one of them holds a ready endpoint.
+    Service(String),
 }
 
 /// One parsed `k8s://` target.
@@ -57,20 +69,20 @@ pub fn parse(rest: &str) -> Result<K8sTarget, String> {
         }
     }
     namespace.as_deref().map(namespace_name).transpose()?;
-    let object = match kind {
+    let object: fn(String) -> Object = match kind {
         "pods" if !name.is_empty() => {
             return Err("k8s://pods takes no name: use k8s://pod/NAME".into())
         }
         "pods" => {
             let selector = selector.ok_or("k8s://pods needs ?selector=LABELS")?;
             selector::validate(&selector)?;
-            let object = Object::Pods(selector);
+            let object = Object::Many(Many::Pods(selector));
             return Ok(K8sTarget { object, namespace });
         }
-        "job" => Object::Job,
-        "pod" => Object::Pod,
-        "service" => Object::Service,
-        "deployment" => Object::Deployment,
+        "job" => |name| Object::One(One::Job(name)),
+        "pod" => |name| Object::One(One::Pod(name)),
+        "service" => |name| Object::Many(Many::Service(name)),
+        "deployment" => |name| Object::One(One::Deployment(name)),
         "" => return Err(format!("missing kind ({KINDS})")),
         _ => return Err(format!("unknown kind {} (expected {KINDS})", quoted(kind))),
     };
@@ -121,22 +133,31 @@ mod tests {
 
     #[test]
     fn every_kind_with_and_without_a_namespace() {
-        use Object::*;
+        let one = Object::One;
+        let many = Object::Many;
         let cases = [
-            ("job/db-migrate", Job("db-migrate".into()), None),
+            ("job/db-migrate", one(One::Job("db-migrate".into())), None),
             (
                 "pod/web-0?namespace=shop",
-                Pod("web-0".into()),
+                one(One::Pod("web-0".into())),
                 Some("shop"),
             ),
-            ("service/db", Service("db".into()), None),
-            ("deployment/api.v2", Deployment("api.v2".into()), None),
+            ("service/db", many(Many::Service("db".into())), None),
+            (
+                "deployment/api.v2",
+                one(One::Deployment("api.v2".into())),
+                None,
+            ),
             (
                 "pods?selector=app%3Dweb,tier in (a, b)&namespace=x",
-                Pods("app=web,tier in (a, b)".into()),
+                many(Many::Pods("app=web,tier in (a, b)".into())),
                 Some("x"),
             ),
-            ("pods?selector=app=web", Pods("app=web".into()), None),
+            (
+                "pods?selector=app=web",
+                many(Many::Pods("app=web".into())),
+                None,
+            ),
         ];
         for (text, object, namespace) in cases {
             let namespace = namespace.map(Into::into);

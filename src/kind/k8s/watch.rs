@@ -28,7 +28,9 @@ use super::object::clip;
 use super::request::Query::{Get, List};
 use super::request::{api_group, collection, connect, request, MAX_ANSWER};
 use super::selector;
-use super::{absent, judge, judge_list, list_item, namespace, source, Judgement, K8sTarget};
+use super::{
+    absent, judge, judge_list, list_item, namespace, source, Judgement, K8sTarget, Object,
+};
 use crate::engine::{Backoff, Schedule, Watch};
 use crate::error::{describe_error, Failure};
 use crate::kind::http::roundtrip;
@@ -499,30 +501,29 @@ fn event(line: &[u8], reader: &Reader) -> Option<Ended> {
             return None;
         }
     }
-    let listed = matches!(source(target).1, List(_));
-    let changed = match event.kind {
-        "ADDED" | "MODIFIED" | "DELETED" if listed => {
+    let changed = match (event.kind, &target.object) {
+        ("ADDED" | "MODIFIED" | "DELETED", Object::Many(many)) => {
             let deleted = event.kind == "DELETED";
-            list_item(target, object).and_then(|(name, item)| {
+            list_item(many, object).and_then(|(name, item)| {
                 let item = (name, (!deleted).then_some(item));
-                feed.item(version(object), item, |items| judge_list(target, ns, items))
+                feed.item(version(object), item, |items| judge_list(many, ns, items))
             })
         }
-        "ADDED" | "MODIFIED" => {
-            feed.event(version(object), judge(target, object));
+        ("ADDED" | "MODIFIED", Object::One(one)) => {
+            feed.event(version(object), judge(one, object));
             Ok(())
         }
-        "DELETED" => {
+        ("DELETED", Object::One(_)) => {
             feed.event(version(object), Err(absent(target, ns)));
             Ok(())
         }
-        "BOOKMARK" => {
+        ("BOOKMARK", _) => {
             if let Some(version) = version(object) {
                 feed.state().version = Some(version);
             }
             Ok(())
         }
-        "ERROR" => {
+        ("ERROR", _) => {
             let status: WatchError = serde_json::from_slice(object).unwrap_or_default();
             if status.code == 410 {
                 return Some(Ended::Gone);
@@ -534,7 +535,7 @@ fn event(line: &[u8], reader: &Reader) -> Option<Ended> {
             );
             return Some(Ended::Refused(failure.into()));
         }
-        other => {
+        (other, _) => {
             let failure = format!("unexpected watch event {}", clip(other));
             return Some(Ended::Broke(failure.into()));
         }
@@ -625,7 +626,7 @@ mod tests {
     use hyper::body::{Body, Bytes, Frame};
 
     use super::*;
-    use crate::kind::k8s::Object;
+    use crate::kind::k8s::target::{Object, One};
 
     /// A stream whose head came, then nothing: a dropped connection no RST told of.
     struct Silent;
@@ -670,7 +671,7 @@ mod tests {
         B::Error: std::error::Error + 'static,
     {
         let target = K8sTarget {
-            object: Object::Job("migrate".into()),
+            object: Object::One(One::Job("migrate".into())),
             namespace: None,
         };
         let feed = Feed::default();
