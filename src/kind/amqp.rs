@@ -34,6 +34,7 @@ pub async fn check(amqp: &AmqpTarget, context: &Context, at: &Attempt) -> Result
     let tls = amqp.tls.then_some("amqp://");
     let mut exchange = Exchange::open(&amqp.endpoint, context, tls, "an AMQP 0-9-1", at).await?;
     exchange.send(HEADER).await?;
+    at.if_cut_suspect("an AMQP broker answers at once: does this port speak another protocol?");
     // A broker that does not speak this version answers with the header of one it does.
     let answer = exchange.exact(11).await?;
     // A method frame (type 1) on channel 0, then Connection.Start (class 10, method 10).

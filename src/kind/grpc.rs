@@ -210,6 +210,14 @@ fn transport_error(err: &hyper::Error, first: &FirstBytes) -> Failure {
     Failure::Text(match first.spoken() {
         Some("HTTP/1") => "the server answered in HTTP/1: is this a gRPC port?".into(),
         Some("TLS") => "the server speaks TLS: try grpcs://".into(),
+        _ if first.text().is_some() => format!(
+            "the server answered in text ({}…), not HTTP/2: is this a gRPC port?",
+            crate::text::quoted(&first.text().unwrap_or_default())
+        ),
+        _ if err.is_closed() || describe_error(err).ends_with("connection closed") => format!(
+            "gRPC transport: {} (closed without an HTTP/2 answer: is this a gRPC port?)",
+            describe_error(err)
+        ),
         _ => format!("gRPC transport: {}", describe_error(err)),
     })
 }

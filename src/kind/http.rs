@@ -85,6 +85,18 @@ pub fn parse(url: &TargetUrl) -> Result<Kind, String> {
     }))
 }
 
+/// A request that got no HTTP answer, with the likely mistake: a port that speaks another
+/// protocol closes the connection (Redis does on a `Host:` line) or answers in its own.
+fn not_http(err: &hyper::Error) -> Failure {
+    let said = describe_error(err);
+    let hint = match (err.is_incomplete_message(), err.is_parse()) {
+        (true, _) => " (closed without an HTTP answer: is this an HTTP port?)",
+        (_, true) => " (the answer is not HTTP: is this an HTTP port?)",
+        _ => "",
+    };
+    Failure::Text(format!("{said}{hint}"))
+}
+
 /// One attempt: request, following same-host redirects, then judge status and body.
 pub async fn check(
     target: &HttpTarget,
@@ -272,7 +284,7 @@ where
         let response = sender
             .send_request(request)
             .await
-            .map_err(|e| describe_error(&e))?;
+            .map_err(|e| not_http(&e))?;
         at.waiting_for("body not complete");
         judge(response).await
     };

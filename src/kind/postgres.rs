@@ -57,6 +57,9 @@ pub async fn check(
 ) -> Result<(), Failure> {
     let mut exchange = Exchange::open(&target.endpoint, context, None, "a PostgreSQL", at).await?;
     exchange.send(&startup_message(target)).await?;
+    at.if_cut_suspect(
+        "a PostgreSQL server answers at once: does this port speak another protocol?",
+    );
     let header = exchange.exact(5).await?;
     let length = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
     match header[0] {

@@ -18,6 +18,15 @@ const KEPT: usize = 8;
 pub struct FirstBytes(Arc<Mutex<Vec<u8>>>);
 
 impl FirstBytes {
+    /// The first bytes, when they are printable text (`-ERR unk`, a Redis's answer): the
+    /// peer speaks a text protocol, which a binary one reads as garbage.
+    pub fn text(&self) -> Option<String> {
+        let first = self.0.lock().map(|bytes| bytes.clone()).unwrap_or_default();
+        let printable = |b: &u8| b.is_ascii_graphic() || *b == b' ' || *b == b'\r' || *b == b'\n';
+        (!first.is_empty() && first.iter().all(printable))
+            .then(|| String::from_utf8_lossy(&first).into_owned())
+    }
+
     /// What the peer was speaking, if its first bytes say: `"HTTP/1"` or `"TLS"`.
     pub fn spoken(&self) -> Option<&'static str> {
         let first = self.0.lock().map(|bytes| bytes.clone()).unwrap_or_default();

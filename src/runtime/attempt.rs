@@ -32,6 +32,8 @@ struct Said {
     waiting: Option<&'static str>,
     /// The longest wait the target asked for.
     not_before: Option<Duration>,
+    /// What the check suspects should the attempt be cut (`is this port PostgreSQL?`).
+    suspect: Option<&'static str>,
 }
 
 impl Attempt {
@@ -59,6 +61,12 @@ impl Attempt {
         self.said().waiting = Some(what);
     }
 
+    /// Says what to suspect should the attempt be cut from now on: a server of the kind
+    /// answers at once, so silence hints at another protocol on the port.
+    pub fn if_cut_suspect(&self, what: &'static str) {
+        self.said().suspect = Some(what);
+    }
+
     /// The target asks not to be tried again for `wait` (an HTTP `Retry-After`): the next
     /// attempt comes no sooner.
     pub fn retry_not_before(&self, wait: Duration) {
@@ -73,8 +81,10 @@ impl Attempt {
 
     /// `WHAT within DURATION`: why an attempt that ran out of time is not ready.
     pub(crate) fn within(&self, took: Duration) -> Failure {
-        let waiting = self.said().waiting.unwrap_or(NOTHING_YET);
-        format!("{waiting} within {}", humanize(took)).into()
+        let said = self.said();
+        let waiting = said.waiting.unwrap_or(NOTHING_YET);
+        let suspect = said.suspect.map(|s| format!(" ({s})")).unwrap_or_default();
+        format!("{waiting} within {}{suspect}", humanize(took)).into()
     }
 
     fn said(&self) -> MutexGuard<'_, Said> {

@@ -119,3 +119,40 @@ fn a_certificate_that_fails_verification_offers_insecure_as_the_kubelet_does() {
         .outcome()
         .expect_code(0);
 }
+
+#[test]
+fn a_scheme_spoken_to_a_redis_port_says_the_port_speaks_another_protocol() {
+    let redis = crate::support::redis::Redis::start();
+    let addr = redis.addr;
+    // Redis closes the connection at an HTTP request's `Host:` line.
+    probe_says(
+        &format!("http://{addr}/"),
+        "connection closed before message completed (closed without an HTTP answer: is this \
+         an HTTP port?)",
+    );
+    probe_says(
+        &format!("grpc://{addr}"),
+        "the server answered in text (\"-ERR unk\"…), not HTTP/2: is this a gRPC port?",
+    );
+    // It waits for the end of a line that a StartupMessage never holds.
+    let url = format!("postgres://{addr}");
+    let outcome = readygate(["probe", "-t", "3s", "--attempt-timeout", "300ms", &url]).outcome();
+    outcome.expect_code(1).expect_stdout(&format!(
+        "{url}: no answer within 300ms (a PostgreSQL server answers at once: does this port \
+         speak another protocol?)"
+    ));
+}
+
+#[test]
+fn amqp_to_a_silent_port_suspects_another_protocol() {
+    let peer = Peer::start_with(|mut stream| {
+        let mut sink = [0u8; 64];
+        while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
+    });
+    let url = peer.url("amqp", "");
+    let outcome = readygate(["probe", "-t", "3s", "--attempt-timeout", "300ms", &url]).outcome();
+    outcome.expect_code(1).expect_stdout(&format!(
+        "{url}: no answer within 300ms (an AMQP broker answers at once: does this port speak \
+         another protocol?)"
+    ));
+}
