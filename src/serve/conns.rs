@@ -12,11 +12,12 @@ use tokio::sync::Notify;
 /// The open connections, by the order they were accepted in.
 pub struct Conns {
     cap: usize,
-    state: Mutex<State>,
+    state: Mutex<Ledger>,
 }
 
+/// The open connections, and the id the next one gets.
 #[derive(Default)]
-struct State {
+struct Ledger {
     next: u64,
     /// Oldest first (a few dozen: a list is smaller code than a map).
     open: Vec<Open>,
@@ -88,7 +89,7 @@ impl Conns {
         self.lock().open.len()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Ledger> {
         self.state.lock().expect("connections")
     }
 }
@@ -119,7 +120,7 @@ impl Entry {
     }
 }
 
-impl State {
+impl Ledger {
     /// Which connection makes room for a newcomer from `peer`: one of the address holding the
     /// most (oldest first among ties), its oldest idle one, else its oldest if that address
     /// would still hold as many as `peer` after the swap. So one pod's flood, idle or busy,

@@ -36,11 +36,12 @@ struct Cell {
     check: Check,
     /// Its name as shown (secrets hidden).
     name: String,
-    state: Mutex<State>,
+    state: Mutex<Latest>,
 }
 
+/// A target's latest attempts: the last that finished, and the one in flight.
 #[derive(Default)]
-struct State {
+struct Latest {
     /// When the last finished attempt started, and how it ended.
     last: Option<(Instant, Outcome)>,
     /// The attempt in flight: its outcome arrives here.

@@ -51,15 +51,16 @@ const MAX_VERSION: usize = 300;
 /// What the watch has learnt, shared by the attempts and the task that reads the stream.
 #[derive(Default)]
 pub struct Feed {
-    state: Mutex<State>,
+    state: Mutex<FeedState>,
     /// A version to watch from is there.
     start: Notify,
     /// The object changed (or the watch broke): the engine's next attempt comes now.
     wake: Notify,
 }
 
+/// What a feed knows: whether and how its target is watched, and the last state seen.
 #[derive(Default)]
-struct State {
+struct FeedState {
     /// A task follows the stream; without one (`probe`, `serve`) every attempt is a GET.
     watching: bool,
     /// The watch was refused (403): GETs only, as before watches.
@@ -79,7 +80,7 @@ struct State {
 }
 
 impl Feed {
-    fn state(&self) -> MutexGuard<'_, State> {
+    fn state(&self) -> MutexGuard<'_, FeedState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 

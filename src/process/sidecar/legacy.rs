@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio::time::{sleep, sleep_until, Instant};
 
-use super::state::{self, State};
+use super::state::{self, Step};
 use super::{Legacy, OnNative};
 use crate::engine::Watch as _;
 use crate::exit::Exit;
@@ -63,7 +63,7 @@ pub async fn run(args: Legacy, mut signals: Terminations) -> Result<Exit, Exit> 
             signal = signals.next() => return Ok(stopped(signal)),
         };
         match state {
-            Some(State::Native) => return Ok(stand_down(args.on_native, signals).await),
+            Some(Step::Native) => return Ok(stand_down(args.on_native, signals).await),
             _ if expired => break,
             _ => {}
         }

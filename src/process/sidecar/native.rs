@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::state::{self, State};
+use super::state::{self, Step};
 use super::Native;
 use crate::exit::Exit;
 use crate::process::signal::{stopped, Terminations};
@@ -18,7 +18,7 @@ pub async fn run(args: Native, mut signals: Terminations) -> Result<Exit, Exit> 
     let previous = off_thread(path, &mut signals, move || state::read(&owned)).await?;
     let Some(previous) = previous else {
         let owned = path.clone();
-        let job = move || state::write(&owned, State::FirstRun);
+        let job = move || state::write(&owned, Step::FirstRun);
         off_thread(path, &mut signals, job).await?;
         tracing::info!(
             event = "sidecar",
@@ -30,7 +30,7 @@ pub async fn run(args: Native, mut signals: Terminations) -> Result<Exit, Exit> 
     };
     let owned = path.clone();
     off_thread(path, &mut signals, move || {
-        state::write(&owned, State::Native)
+        state::write(&owned, Step::Native)
     })
     .await?;
     tracing::info!(

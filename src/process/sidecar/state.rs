@@ -12,27 +12,27 @@ use crate::text::quoted;
 /// Longest content worth reading: both states are a few bytes, anything longer is wrong.
 const MAX_STATE: u64 = 64;
 
-/// What the state file says.
+/// The step of the handshake the state file records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
+pub enum Step {
     /// `sidecar native` ran once and exited, expecting a restart if it is a built-in sidecar.
     FirstRun,
     /// `sidecar native` was restarted: built-in sidecars work, it runs the real sidecar.
     Native,
 }
 
-impl State {
+impl Step {
     pub fn as_str(self) -> &'static str {
         match self {
-            State::FirstRun => "first-run",
-            State::Native => "native",
+            Step::FirstRun => "first-run",
+            Step::Native => "native",
         }
     }
 }
 
 /// Reads the state; `Ok(None)` when the file does not exist yet. Content other than the two
 /// states (surrounding whitespace aside) is a fault naming the file and what it holds.
-pub fn read(path: &Path) -> Result<Option<State>, Exit> {
+pub fn read(path: &Path) -> Result<Option<Step>, Exit> {
     let shown = path.display();
     let content = match crate::regular_file::read_head(path, MAX_STATE) {
         Ok(content) => content,
@@ -48,7 +48,7 @@ pub fn read(path: &Path) -> Result<Option<State>, Exit> {
         }
     };
     let text = String::from_utf8_lossy(&content);
-    let (trimmed, states) = (text.trim(), [State::FirstRun, State::Native]);
+    let (trimmed, states) = (text.trim(), [Step::FirstRun, Step::Native]);
     if let Some(state) = states.into_iter().find(|s| s.as_str() == trimmed) {
         return Ok(Some(state));
     }
@@ -76,7 +76,7 @@ pub fn check_path(path: &Path) -> Result<(), Exit> {
 }
 
 /// Replaces the state atomically: readers see the old state or the new one, never a mix.
-pub fn write(path: &Path, state: State) -> Result<(), Exit> {
+pub fn write(path: &Path, state: Step) -> Result<(), Exit> {
     let fail = |err: &io::Error| {
         let reason = describe_io(err);
         Exit::Failed(format!(
@@ -100,10 +100,10 @@ mod tests {
         let _ = std::fs::remove_dir_all(&folder);
         let path = folder.join("nested/state");
         assert_eq!(read(&path), Ok(None));
-        write(&path, State::FirstRun).unwrap();
-        assert_eq!(read(&path), Ok(Some(State::FirstRun)));
-        write(&path, State::Native).unwrap();
-        assert_eq!(read(&path), Ok(Some(State::Native)));
+        write(&path, Step::FirstRun).unwrap();
+        assert_eq!(read(&path), Ok(Some(Step::FirstRun)));
+        write(&path, Step::Native).unwrap();
+        assert_eq!(read(&path), Ok(Some(Step::Native)));
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "native\n");
         let entries = std::fs::read_dir(folder.join("nested")).unwrap().count();
         assert_eq!(entries, 1, "a temporary file was left behind");
@@ -121,7 +121,7 @@ mod tests {
             ("first-", Some(None)),
             ("  ", Some(None)),
             ("nat\n", None),
-            (" native \n", Some(Some(State::Native))),
+            (" native \n", Some(Some(Step::Native))),
         ] {
             std::fs::write(&path, content).unwrap();
             assert_eq!(read(&path).ok(), expected, "{content:?}");
