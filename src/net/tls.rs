@@ -249,17 +249,11 @@ pub fn read_roots(path: &Path, what: &str) -> Result<Vec<Certificate>, String> {
 }
 
 /// TLS settings (ALPN `http/1.1`) that trust `roots` and nothing else: for a server whose own
-/// CA is known, as a pod knows its API server's from the service account's `ca.crt`.
+/// CA is known, as a pod knows its API server's from the service account's `ca.crt`. A
+/// self-signed server certificate that `roots` holds exactly is trusted, CA or not, as kubectl
+/// trusts it.
 pub fn trusting_only(roots: &[Certificate]) -> Result<Arc<ClientConfig>, Failure> {
-    let mut store = RootCertStore::empty();
-    store.add_parsable_certificates(roots.iter().cloned());
-    let mut config = ClientConfig::builder_with_provider(provider())
-        .with_safe_default_protocol_versions()
-        .map_err(setup)?
-        .with_root_certificates(store)
-        .with_no_client_auth();
-    config.alpn_protocols = Alpn::Http1.protocols();
-    Ok(Arc::new(config))
+    for_cluster(Some(roots), false, None)
 }
 
 /// TLS settings (ALPN `http/1.1`) for an API server named by a kubeconfig: its CA's `roots`

@@ -51,6 +51,27 @@ fn a_complete_job_is_ready_through_one_verified_bearer_request() {
 }
 
 #[test]
+fn a_self_signed_api_server_certificate_marked_a_ca_is_trusted_when_ca_crt_is_it() {
+    // `openssl req -x509` marks its certificate CA:TRUE; kubectl trusts such a server when its
+    // CA file holds that very certificate, and so does readygate.
+    let api = ApiServer::start_self_signed(TOKEN);
+    api.put(kube::job(OWN_NAMESPACE, "migrate", JobState::Complete));
+    api.readygate(["probe", "k8s://job/migrate"])
+        .outcome()
+        .expect_code(0);
+    // Another CA in ca.crt: a self-signed certificate, said so with where the trust comes from;
+    // no hint of `--cacert` (which k8s:// does not read) or of another signer.
+    let other = crate::support::certs::Certs::localhost();
+    std::fs::copy(&other.ca, api.account.join("ca.crt")).expect("copy another CA");
+    let out = api.readygate(["probe", "k8s://job/migrate"]).outcome();
+    out.expect_code(1)
+        .expect_stdout("self-signed certificate (not the one in the service account's ca.crt)");
+    for misleading in ["--cacert", "signed by another", "CaUsedAsEndEntity"] {
+        assert!(!out.stdout.contains(misleading), "{misleading}: {out:#?}");
+    }
+}
+
+#[test]
 fn a_running_job_is_not_ready_and_becomes_ready_when_complete() {
     let api = server();
     api.put(kube::job(OWN_NAMESPACE, "migrate", JobState::Running));

@@ -198,6 +198,20 @@ impl Pair {
 }
 
 impl Certs {
+    /// A server whose certificate signed itself, made by `openssl req -x509` (so `CA:TRUE`):
+    /// the CA to trust is the server's certificate itself, as some clusters hand it out.
+    pub fn self_signed() -> Certs {
+        let pair = Pair::self_signed();
+        Certs {
+            ca: pair.cert.clone(),
+            cert: pair.cert,
+            key: pair.key,
+            _dir: pair._dir,
+        }
+    }
+}
+
+impl Certs {
     /// A certificate this CA signs for `cn` with `extensions` (an OpenSSL extension file's
     /// lines), valid from `start` to `end` (`YYYYMMDDHHMMSSZ`), or for a day from now.
     pub fn sign(&self, cn: &str, extensions: &str, dates: Option<(&str, &str)>) -> Pair {

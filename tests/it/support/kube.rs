@@ -94,6 +94,8 @@ enum Transport {
     MutualTls,
     /// Plain HTTP without credentials, as `kubectl proxy` serves.
     Plain,
+    /// As `Tls`, with a self-signed `CA:TRUE` certificate that `ca.crt` holds exactly.
+    SelfSigned,
 }
 
 /// `(API prefix, resource, namespace, name)`.
@@ -154,6 +156,13 @@ impl ApiServer {
         ApiServer::serve(listener, token, Transport::Tls)
     }
 
+    /// As [`ApiServer::start`], serving a self-signed certificate marked a CA, which the
+    /// service account's `ca.crt` holds exactly.
+    pub fn start_self_signed(token: &str) -> ApiServer {
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+        ApiServer::serve(listener, token, Transport::SelfSigned)
+    }
+
     /// As [`ApiServer::start`], but plain HTTP without credentials: `kubectl proxy`.
     pub fn start_proxy() -> ApiServer {
         let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
@@ -188,14 +197,17 @@ impl ApiServer {
 
     /// Serves the stand-in on `listener`.
     fn serve(listener: std::net::TcpListener, token: &str, transport: Transport) -> ApiServer {
-        let certs = Certs::localhost();
+        let certs = match transport {
+            Transport::SelfSigned => Certs::self_signed(),
+            _ => Certs::localhost(),
+        };
         let account = TempDir::new();
         std::fs::copy(&certs.ca, account.join("ca.crt")).expect("copy ca.crt");
         std::fs::write(account.join("namespace"), OWN_NAMESPACE).expect("write namespace");
         let state = Arc::new(Mutex::new(State {
             token: token.to_string(),
             version: 4711,
-            anyone: transport != Transport::Tls,
+            anyone: matches!(transport, Transport::MutualTls | Transport::Plain),
             ..State::default()
         }));
         let server = ApiServer {
