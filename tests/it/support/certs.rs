@@ -103,13 +103,21 @@ impl Certs {
 }
 
 impl Certs {
-    /// A rustls server configuration serving the server certificate, offering HTTP/1.1.
-    pub fn server_config(&self) -> rustls::ServerConfig {
-        let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&self.cert)
+    /// The server's certificate chain and private key, as rustls takes them.
+    fn chain_and_key(&self) -> (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>) {
+        let chain = CertificateDer::pem_file_iter(&self.cert)
             .expect("read cert")
             .map(|c| c.expect("cert"))
             .collect();
         let key = PrivateKeyDer::from_pem_file(&self.key).expect("read key");
+        (chain, key)
+    }
+}
+
+impl Certs {
+    /// A rustls server configuration serving the server certificate, offering HTTP/1.1.
+    pub fn server_config(&self) -> rustls::ServerConfig {
+        let (chain, key) = self.chain_and_key();
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
@@ -125,11 +133,7 @@ impl Certs {
 impl Certs {
     /// As [`Certs::server_config`], demanding a client certificate the test CA signed.
     pub fn mutual_server_config(&self) -> rustls::ServerConfig {
-        let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&self.cert)
-            .expect("read cert")
-            .map(|c| c.expect("cert"))
-            .collect();
-        let key = PrivateKeyDer::from_pem_file(&self.key).expect("read key");
+        let (chain, key) = self.chain_and_key();
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut roots = rustls::RootCertStore::empty();
         for ca in CertificateDer::pem_file_iter(&self.ca).expect("read ca") {
