@@ -33,7 +33,9 @@ config=(
   --target-dir "$PWD/target/debian-rustc"
   --config "target.$target.linker='aarch64-linux-gnu-gcc'"
   --config "target.$target.rustflags=['--cfg=httparse_disable_simd=\"1\"']"
-  --config "target.$target.runner=['qemu-aarch64-static']"
+  # Each test binary bounded: one that hangs under the emulator is killed, its unfinished tests
+  # named below and run again alone (libtest names a test running for over 60 s as it goes).
+  --config "target.$target.runner=['timeout','--foreground','--kill-after=10','12m','qemu-aarch64-static']"
   --config 'profile.qemu.inherits="dev"'
   --config 'profile.qemu.opt-level=1'
   --config 'profile.qemu.debug=false'
@@ -61,6 +63,20 @@ grep '^test result:' "$log" | sed 's/^/arm64-tests: /' || true
 mapfile -t failed < <(sed -n 's/^test \(.*\) \.\.\. FAILED$/\1/p' "$log" | sort -u)
 binaries="$(grep -c '^ *Running ' "$log" || true)"
 summaries="$(grep -c '^test result:' "$log" || true)"
+if ((status != 0 && summaries != binaries)); then
+  # A binary killed at its bound (or crashed) left tests unfinished: every listed test that has
+  # no result line joins the rerun, and those that ran past 60 s are named as the likely hang.
+  echo "arm64-tests: $((binaries - summaries)) test binaries ended without a summary; running past 60 s:"
+  sed -n 's/^test \(.*\) has been running for over 60 seconds$/  \1/p' "$log" | sort -u
+  finished="$(mktemp "${TMPDIR:-/tmp}/readygate-arm64-finished.XXXXXX")"
+  sed -n 's/^test \(.*\) \.\.\. .*$/\1/p' "$log" | sort -u >"$finished"
+  mapfile -t unfinished < <("${cargo[@]}" test --locked "${config[@]}" --tests "$@" -- --list 2>/dev/null |
+    sed -n 's/^\(.*\): test$/\1/p' | sort -u | comm -23 - "$finished")
+  rm -f "$finished"
+  echo "arm64-tests: ${#unfinished[@]} tests did not finish"
+  failed+=("${unfinished[@]}")
+  summaries=$binaries
+fi
 if ((status != 0 && ${#failed[@]} > 0 && summaries == binaries)); then
   echo "arm64-tests: ${#failed[@]} tests failed beside the others; each runs again, alone:"
   printf '  %s\n' "${failed[@]}"

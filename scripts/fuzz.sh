@@ -14,7 +14,7 @@ if ! rustup run nightly rustc --version >/dev/null 2>&1; then
 fi
 if ! cargo fuzz --version >/dev/null 2>&1; then
   started=$SECONDS
-  cargo install cargo-fuzz --locked --quiet
+  cargo install cargo-fuzz --locked --quiet --debug
   echo "fuzz: installed cargo-fuzz in $((SECONDS - started)) s"
 fi
 

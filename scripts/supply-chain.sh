@@ -3,13 +3,14 @@
 # Advisories need RustSec's database, which lives on GitHub: checked from a local copy when one
 # exists (cargo-deny's ~/.cargo/advisory-dbs), otherwise reported as not checked — never fetched
 # here, since this machine reaches no host but the package registries.
-# Installs cargo-deny from crates.io when missing (about 3.5 minutes of building, measured here).
+# Installs cargo-deny from crates.io when missing, unoptimised (--debug): it reads one lockfile,
+# so its build time counts and its speed does not.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if ! cargo deny --version >/dev/null 2>&1; then
   started=$SECONDS
-  cargo install cargo-deny --locked --quiet
+  cargo install cargo-deny --locked --quiet --debug
   echo "supply-chain: installed $(cargo deny --version) in $((SECONDS - started)) s"
 fi
 
