@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::support::emulated::time_limit;
 use crate::support::http::{Answer, HttpServer};
 use crate::support::measure::{measured, measured_at, Measured};
+use crate::support::pipe::full_pipe;
 use crate::support::raw::{self, HangUpSocket, Peer, ShapeShifter};
 use crate::support::run::{finish, RunExt, OVERRUN};
 use crate::support::trailerless::TrailerlessGrpc;
@@ -475,31 +476,6 @@ fn a_slow_file_target_does_not_hold_up_another_target() {
     .outcome()
     .expect_code(0)
     .expect_faster_than(Duration::from_secs(5));
-}
-
-/// A pipe already full (nobody reads it): its write end for a child's stdout or stderr, and
-/// the read end, kept open so writes block rather than fail.
-fn full_pipe() -> (std::fs::File, std::fs::File) {
-    use std::io::Write;
-    use std::os::unix::io::FromRawFd;
-    let mut fds = [0; 2];
-    // SAFETY: `fds` has room for the two descriptors pipe2 returns.
-    assert_eq!(
-        unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) },
-        0
-    );
-    // SAFETY: both descriptors are fresh and owned here alone.
-    let (reader, mut writer) = unsafe {
-        (
-            std::fs::File::from_raw_fd(fds[0]),
-            std::fs::File::from_raw_fd(fds[1]),
-        )
-    };
-    while writer.write(&[b'.'; 4096]).is_ok() {}
-    // The child gets a blocking write end, as a shell's pipe would be.
-    // SAFETY: fcntl on our own descriptor.
-    unsafe { libc::fcntl(fds[1], libc::F_SETFL, 0) };
-    (reader, writer)
 }
 
 /// Runs `command` to its end, or kills it after `limit`: its status and how long it took.

@@ -2,9 +2,15 @@
 //! queue is cut, not dropped; lines a late reader never got are counted in a last note (a JSON
 //! line under `--log-format json`); a summary line names a few targets and counts the rest.
 
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::process::{Child, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
+use crate::support::held::Held;
+use crate::support::http::{Answer, HttpServer};
+use crate::support::pipe::full_pipe;
 use crate::support::readygate;
 use crate::support::run::RunExt;
 
@@ -171,4 +177,138 @@ fn a_summary_line_names_a_few_targets_and_counts_the_rest() {
     assert!(waiting.contains(&targets[4]), "{waiting}");
     assert!(!waiting.contains(&targets[5]), "{waiting}");
     assert!(waiting.contains(" and 35 more to be ready"), "{waiting}");
+}
+
+#[test]
+fn exit_waits_for_a_writer_the_scheduler_has_not_run_while_its_stream_has_room() {
+    // The stderr writer is held still from the first line on, as a loaded machine may leave
+    // it, and let go 800 ms after the run has ended: its reader keeps up, so exit waits for it
+    // (up to 2 s), and every line arrives. Were that wait 200 ms, the last lines would be
+    // said lost.
+    let dir = crate::support::TempDir::new();
+    let log = dir.join("termination-log");
+    let closed = format!("tcp://{}", crate::support::closed_addr());
+    let mut running = crate::support::Running::spawn(&mut readygate([
+        "wait",
+        "-v",
+        "-t",
+        "1s",
+        "--termination-log",
+        log.to_str().unwrap(),
+        &closed,
+    ]));
+    running.line("waiting up to");
+    let writers = Held::output_writers(running.pid());
+    if writers.len() != 1 && crate::support::skip_under_qemu("the writer thread is not named") {
+        return;
+    }
+    assert_eq!(writers.len(), 1, "one stream written to: {writers:?}");
+    let held: Vec<Held> = writers.into_iter().map(Held::thread).collect();
+    // The termination log is written after the last line is queued, just before exit.
+    let ended = crate::support::wait_until("the termination log", || {
+        std::fs::metadata(&log).is_ok_and(|file| file.len() > 0)
+    });
+    // The writer's delay itself, between the two bounds: not a wait for an event.
+    std::thread::sleep(Duration::from_millis(800));
+    drop(held);
+    let released = std::time::Instant::now();
+    let run = running.end();
+    run.outcome
+        .expect_code(1)
+        .expect_stderr(&format!("not ready after 1.0s: {closed}"));
+    assert!(
+        !run.outcome.stderr.contains("not written"),
+        "{}",
+        run.outcome.stderr
+    );
+    assert!(
+        run.at >= released,
+        "exited {:?} after the run ended",
+        run.at - ended
+    );
+}
+
+/// The lines counted in every `N lines dropped: …` note of `text`.
+fn dropped_count(text: &str) -> usize {
+    let note = " lines dropped: 1 MiB of lines was already waiting to be written to stderr";
+    text.lines()
+        .filter_map(|line| {
+            let at = line.find(note)?;
+            let digits: String = line[..at]
+                .chars()
+                .rev()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits
+                .chars()
+                .rev()
+                .collect::<String>()
+                .parse::<usize>()
+                .ok()
+        })
+        .sum()
+}
+
+#[test]
+fn lines_dropped_while_stderr_was_stuck_are_counted_once_it_moves() {
+    // 90 targets ready at once, each a line of 15 KiB: 1.3 MiB of lines into a stderr that
+    // takes nothing, past the 1 MiB queue. A gate target keeps the run going until the test
+    // has read the note on what was dropped.
+    let n = 90;
+    let server = HttpServer::start(|_, _| Answer::status(200));
+    let open = Arc::new(AtomicBool::new(false));
+    let gate = HttpServer::start({
+        let open = open.clone();
+        move |_, _| Answer::status(if open.load(SeqCst) { 200 } else { 503 })
+    });
+    let targets: Vec<String> = (0..n)
+        .map(|i| server.url(&format!("/{i:02}/{}", "r".repeat(15_000))))
+        .collect();
+    let (reader, writer) = full_pipe();
+    let mut child = readygate(["wait", "-t", "60s"])
+        .args(&targets)
+        .arg(gate.url("/gate"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(writer)
+        .spawn()
+        .expect("spawn readygate");
+    crate::support::wait_until("every target asked", || server.hits() >= n);
+    // Two more attempts at the gate: the runtime has handled every answer since.
+    let asked = gate.hits();
+    crate::support::wait_until("two more attempts at the gate", || gate.hits() >= asked + 2);
+    let text = Arc::new(Mutex::new(String::new()));
+    let reading = std::thread::spawn({
+        let text = text.clone();
+        move || {
+            let mut reader = std::io::BufReader::new(reader);
+            let mut line = Vec::new();
+            while matches!(reader.read_until(b'\n', &mut line), Ok(n) if n > 0) {
+                text.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&line));
+                line.clear();
+            }
+        }
+    });
+    crate::support::wait_until("the note on dropped lines", || {
+        dropped_count(&text.lock().unwrap()) > 0
+    });
+    open.store(true, SeqCst);
+    let status = child.wait().expect("wait for readygate");
+    reading.join().expect("the reader");
+    let text = text.lock().unwrap();
+    assert_eq!(status.code(), Some(0), "{}", text.trim_start_matches('.'));
+    let ready = text
+        .lines()
+        .filter(|line| line.contains("rrrr: ready after"))
+        .count();
+    let dropped = dropped_count(&text);
+    let lost = lost_count(&text, "stderr").unwrap_or(0);
+    assert_eq!(
+        ready + dropped + lost,
+        n,
+        "{ready} ready lines written, {dropped} said dropped, {lost} said not written"
+    );
+    assert!(ready > 0, "{ready} ready lines written");
 }
