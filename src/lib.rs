@@ -1,6 +1,7 @@
-//! readygate as a library: every module of the program. The binary (`src/main.rs`) reads its
-//! invocation and runs it; the fuzz targets (`fuzz/`) and the property tests (`tests/`) call
-//! the parsers here directly. Modules are public only where those need them.
+//! readygate as a library: every module of the program. The binaries (`src/main.rs`,
+//! `src/bin/readygate-cluster.rs`) run an invocation; the fuzz targets (`fuzz/`) and the
+//! property tests (`tests/`) call the parsers directly. Those uses are the public face, re-exported
+//! at the end of this file; every module is private to the crate.
 //!
 //! # Layout
 //!
@@ -31,22 +32,22 @@
 
 #[macro_use]
 mod output;
-pub mod cli;
+mod cli;
 pub mod cluster;
 mod compat;
 mod doctor;
-pub mod engine;
+mod engine;
 mod error;
-pub mod exit;
-pub mod grammar;
+mod exit;
+mod grammar;
 mod inject;
 mod invocation;
-pub mod kind;
+mod kind;
 mod log;
 mod net;
-pub mod plan;
+mod plan;
 mod process;
-pub mod regular_file;
+mod regular_file;
 mod run;
 mod runtime;
 mod secrets;
@@ -54,5 +55,26 @@ mod serve;
 mod text;
 mod webhook;
 
-pub use grammar::{duration, expect, header, matcher, status};
+// The binaries' entry points.
 pub use invocation::Invocation;
+
+// The parsers the fuzz targets and property tests call, with the types they return.
+pub use cli::{usage_error, Cli, Command};
+pub use exit::Exit;
+pub use grammar::duration::parse_duration;
+pub use grammar::expect::{HeaderMatch, JsonField};
+pub use grammar::header::{is_secret, Header};
+pub use grammar::matcher::Matcher;
+pub use grammar::status::StatusRanges;
+pub use kind::target::{redact_userinfo, Target};
+pub use kind::{Host, Kind};
+pub use plan::Plan;
+
+// What the HTTP check asks and how it follows a redirect: the fuzz target feeds it raw answers.
+pub use kind::http::{redirect, request, HttpTarget};
+
+// The spacing of attempts, whose bounds a property test holds.
+pub use engine::{Backoff, Schedule};
+
+// Reading a file readygate did not make, which a test points at odd files.
+pub use regular_file::read_head;

@@ -8,7 +8,7 @@ mod common;
 use clap::Parser;
 use common::assert_one_line;
 use libfuzzer_sys::fuzz_target;
-use readygate::{cli, duration, header, matcher, status};
+use readygate::{parse_duration, Cli, Header, Matcher, StatusRanges};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -17,10 +17,10 @@ fuzz_target!(|data: &[u8]| {
     let words: Vec<&str> = text.split('\0').collect();
     for word in &words {
         for result in [
-            duration::parse_duration(word).map(drop),
-            status::StatusRanges::parse(word).map(drop),
-            header::Header::parse(word).map(drop),
-            matcher::Matcher::regex(word).map(drop),
+            parse_duration(word).map(drop),
+            StatusRanges::parse(word).map(drop),
+            Header::parse(word).map(drop),
+            Matcher::regex(word).map(drop),
         ] {
             if let Err(message) = result {
                 assert_one_line(&message);
@@ -28,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let args = std::iter::once("readygate").chain(words.iter().copied());
-    if let Err(err) = cli::Cli::try_parse_from(args) {
+    if let Err(err) = Cli::try_parse_from(args) {
         let _ = err.to_string();
     }
 });

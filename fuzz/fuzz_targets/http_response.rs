@@ -14,9 +14,9 @@ use http_body_util::BodyExt;
 use hyper::header::LOCATION;
 use hyper_util::rt::TokioIo;
 use libfuzzer_sys::fuzz_target;
-use readygate::kind::http::redirect::{self, Redirect};
-use readygate::kind::http::request::{self, Carry};
-use readygate::{header, kind};
+use readygate::redirect::{self, Redirect, Redirects};
+use readygate::request::{self, Carry};
+use readygate::{Header, HttpTarget, Kind, Target};
 use tokio::io::AsyncWriteExt;
 
 thread_local! {
@@ -27,12 +27,12 @@ thread_local! {
 
 /// The request a response answers: with credentials and a secret header, so that a followed
 /// redirect exercises what is carried and what is not.
-fn current() -> kind::http::HttpTarget {
-    match kind::target::Target::parse("http://user:p%40ss@example.test:8080/a/b?q=1")
+fn current() -> HttpTarget {
+    match Target::parse("http://user:p%40ss@example.test:8080/a/b?q=1")
         .expect("a valid target")
         .kind
     {
-        kind::Kind::Http(http) => http,
+        Kind::Http(http) => http,
         _ => unreachable!(),
     }
 }
@@ -50,8 +50,8 @@ fuzz_target!(|input: &[u8]| {
     let response = &response[..];
     let current = current();
     let headers = vec![
-        header::Header::parse("Authorization: Bearer t").unwrap(),
-        header::Header::parse("X-Plain: p").unwrap(),
+        Header::parse("Authorization: Bearer t").unwrap(),
+        Header::parse("X-Plain: p").unwrap(),
     ];
     let first = request::build(&current, hyper::Method::GET, &headers, Carry::ALL)
         .expect("the first request is valid");
@@ -78,8 +78,8 @@ fuzz_target!(|input: &[u8]| {
                 };
                 let status = answer.status();
                 let policy = match input.len() % 2 {
-                    0 => kind::Redirects::SameHost,
-                    _ => kind::Redirects::AnyHost,
+                    0 => Redirects::SameHost,
+                    _ => Redirects::AnyHost,
                 };
                 match redirect::next(&current, status, answer.headers().get(LOCATION), policy) {
                     Err(reason) => assert_one_line(&reason),

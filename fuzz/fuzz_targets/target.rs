@@ -7,16 +7,16 @@ mod common;
 
 use common::assert_one_line;
 use libfuzzer_sys::fuzz_target;
-use readygate::kind;
+use readygate::{redact_userinfo, Target};
 
 fuzz_target!(|text: &str| {
-    match kind::target::Target::parse(text) {
+    match Target::parse(text) {
         Err(message) => assert_one_line(&message),
         Ok(parsed) => {
             let shown = parsed.to_string();
-            assert_eq!(shown, kind::target::redact_userinfo(text));
+            assert_eq!(shown, redact_userinfo(text));
             if !text.contains('@') {
-                assert_eq!(kind::target::Target::parse(&shown), Ok(parsed));
+                assert_eq!(Target::parse(&shown), Ok(parsed));
             }
         }
     }

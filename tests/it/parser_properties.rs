@@ -7,16 +7,10 @@ use std::time::Duration;
 use clap::{CommandFactory, Parser};
 use proptest::prelude::*;
 
-use readygate::cli::{usage_error, Cli, Command};
-use readygate::duration::parse_duration;
-use readygate::engine::{Backoff, Schedule};
-use readygate::expect::{HeaderMatch, JsonField};
-use readygate::header::Header;
-use readygate::kind::target::{redact_userinfo, Target};
-use readygate::kind::{Host, Kind};
-use readygate::matcher::Matcher;
-use readygate::plan::Plan;
-use readygate::status::StatusRanges;
+use readygate::{
+    is_secret, parse_duration, redact_userinfo, usage_error, Backoff, Cli, Command, Exit, Header,
+    HeaderMatch, Host, JsonField, Kind, Matcher, Plan, Schedule, StatusRanges, Target,
+};
 
 /// Panics unless `message` is one non-empty line with no control character that could break
 /// it (it is escaped before printing).
@@ -176,7 +170,7 @@ proptest! {
 
     #[test]
     fn plain_headers_read_back(name in "[A-Za-z][A-Za-z0-9-]{0,15}", value in "[ -~]{0,30}") {
-        prop_assume!(!readygate::header::is_secret(&name));
+        prop_assume!(!is_secret(&name));
         let header = Header::parse(&format!("{name}: {value}")).unwrap();
         let again = Header::parse(&header.to_string()).unwrap();
         prop_assert_eq!(again.name, header.name);
@@ -262,7 +256,7 @@ proptest! {
                 use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
                 // Help and version are printed, not errors; everything else is one line.
                 if !matches!(err.kind(), DisplayHelp | DisplayVersion) {
-                    let readygate::exit::Exit::Usage(message) = usage_error(err) else {
+                    let Exit::Usage(message) = usage_error(err) else {
                         panic!("a clap error that is not a usage error");
                     };
                     assert_one_line(&message);

@@ -5,7 +5,7 @@
 use std::io;
 use std::path::Path;
 
-use readygate::regular_file::read_head;
+use readygate::read_head;
 
 use crate::support::{make_fifo, TempDir};
 
