@@ -15,18 +15,22 @@ pub fn run() -> u8 {
     let exit = match ClusterCli::try_parse() {
         Err(err) => cli::usage_error(err),
         Ok(cli) => match cli.command {
-            ClusterCommand::Inject(args) => inject::run(args),
+            ClusterCommand::Inject(args) => inject::run(args, secrets),
             ClusterCommand::Doctor(args) => match runtime::runtime() {
                 Ok(runtime) => runtime.block_on(crate::doctor::run(args, secrets)),
                 Err(err) => Exit::Failed(format!("cannot start: {}", error::describe_io(&err))),
             },
-            ClusterCommand::Webhook(args) => match webhook::WebhookPlan::new(args, &cli.log) {
-                Err(message) => Exit::Usage(message),
-                Ok(plan) => match runtime::runtime() {
-                    Ok(runtime) => runtime.block_on(webhook::serve(plan)),
-                    Err(err) => Exit::Failed(format!("cannot start: {}", error::describe_io(&err))),
-                },
-            },
+            ClusterCommand::Webhook(args) => {
+                match webhook::WebhookPlan::new(args, &cli.log, secrets) {
+                    Err(message) => Exit::Usage(message),
+                    Ok(plan) => match runtime::runtime() {
+                        Ok(runtime) => runtime.block_on(webhook::serve(plan)),
+                        Err(err) => {
+                            Exit::Failed(format!("cannot start: {}", error::describe_io(&err)))
+                        }
+                    },
+                }
+            }
         },
     };
     let status = exit.report();

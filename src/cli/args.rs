@@ -460,11 +460,26 @@ pub struct InjectionArgs {
     /// A container to add to every pod, as YAML or JSON.
     #[arg(long, value_name = "CONTAINER.yaml")]
     pub sidecar: Option<PathBuf>,
-    /// How --sidecar is added: native (built-in sidecar), legacy (regular container) or
-    /// universal (both, with the handshake).
+    /// How --sidecar is added: native (built-in sidecar), legacy (regular container),
+    /// universal (both, with the handshake) or auto (chosen by the nodes' kubelet versions).
     #[arg(long, value_enum, default_value_t = SidecarMode::Native, value_name = "MODE",
           requires = "sidecar")]
     pub mode: SidecarMode,
+    /// With --mode auto: the kubeconfig to read (default: KUBECONFIG, else ~/.kube/config;
+    /// in a pod without either, the service account).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// With --mode auto: the kubeconfig's context to use instead of its current-context.
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+    /// Folder with the service account's token, ca.crt and namespace, in a pod.
+    #[arg(
+        long,
+        env = "READYGATE_K8S_SERVICEACCOUNT_DIR",
+        value_name = "DIR",
+        hide = true
+    )]
+    pub k8s_serviceaccount_dir: Option<PathBuf>,
     /// readygate's image, for the init containers inject adds.
     #[arg(long, value_name = "IMAGE", default_value = DEFAULT_IMAGE)]
     pub image: String,
@@ -479,6 +494,8 @@ pub enum SidecarMode {
     Legacy,
     /// Both, joined by `readygate sidecar native|legacy` over a state file.
     Universal,
+    /// Native where every node's kubelet has built-in sidecars, else universal or legacy.
+    Auto,
 }
 
 /// Serve a mutating admission webhook that injects pods as `inject` does, over TLS.

@@ -2,17 +2,7 @@
 //! sidecars (`SidecarContainers`: alpha and off in 1.28, on by default from 1.29, locked on
 //! from 1.33), and the skew the version policy allows between an API server and a kubelet.
 
-/// `v1.34.1`, `v1.30.2-eks-1234`, `v1.29.3+k3s1`: major and minor.
-pub fn minor(version: &str) -> Option<(u32, u32)> {
-    let mut parts = version.trim().trim_start_matches('v').split('.');
-    let major = parts.next()?.parse().ok()?;
-    let minor: String = parts
-        .next()?
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    Some((major, minor.parse().ok()?))
-}
+pub use crate::kind::k8s::nodes::minor;
 
 /// Whether a component of `version` has built-in sidecars by default, and why, when its
 /// metrics cannot say.

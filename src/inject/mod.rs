@@ -5,6 +5,7 @@
 //! document anywhere writes nothing.
 
 mod annotations;
+pub mod auto;
 mod document;
 mod json;
 mod patch;
@@ -17,9 +18,13 @@ mod yaml;
 
 use std::io::{Read, Write};
 use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
 
 use crate::cli::{InjectArgs, InjectOutput, InjectionArgs};
 use crate::exit::Exit;
+use crate::kind::k8s::{kubeconfig, nodes};
+use crate::secrets::Secrets;
 pub use pod::Injection;
 use sidecar::Sidecar;
 pub use tree::Node;
@@ -33,12 +38,21 @@ pub fn pod_patch(pod: &Node, injection: &Injection) -> Result<Option<String>, St
     Ok((!ops.is_empty()).then(|| patch::to_json(&ops)))
 }
 
+/// How long `--mode auto` may take to list the nodes.
+const AUTO_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Runs `readygate inject`.
-pub fn run(args: InjectArgs) -> Exit {
-    let injection = match injection(&args.injection) {
+pub fn run(args: InjectArgs, secrets: Arc<Secrets>) -> Exit {
+    let mut injection = match injection(&args.injection) {
         Ok(injection) => injection,
         Err(message) => return Exit::Usage(message),
     };
+    if injection.auto {
+        match cluster_mode(&args.injection, secrets) {
+            Ok(mode) => injection = injection.with_mode(mode),
+            Err(exit) => return exit,
+        }
+    }
     let mut out = String::new();
     let inputs: Vec<&Path> = match args.files.is_empty() {
         true => vec![Path::new("-")],
@@ -110,7 +124,35 @@ pub fn injection(args: &InjectionArgs) -> Result<Injection, String> {
     Ok(Injection {
         image: args.image.clone(),
         sidecar,
+        auto: args.mode == crate::cli::SidecarMode::Auto,
     })
+}
+
+/// Where the cluster of `--mode auto` is found: the kubeconfig, else the service account.
+pub fn access(args: &InjectionArgs) -> kubeconfig::Access {
+    kubeconfig::Access {
+        kubeconfig: args.kubeconfig.clone(),
+        context: args.context.clone(),
+        service_account_dir: args.k8s_serviceaccount_dir.clone(),
+    }
+}
+
+/// `--mode auto` for `inject`: the form that runs on every node, from one list of the nodes.
+fn cluster_mode(args: &InjectionArgs, secrets: Arc<Secrets>) -> Result<sidecar::Mode, Exit> {
+    let cluster = kubeconfig::find(&access(args), secrets, AUTO_TIMEOUT).map_err(Exit::Usage)?;
+    let runtime = crate::runtime::runtime()
+        .map_err(|e| Exit::Failed(format!("cannot start: {}", crate::error::describe_io(&e))))?;
+    let listed = runtime.block_on(async {
+        let resolver = crate::net::resolve::Resolver::default();
+        let end = tokio::time::Instant::now() + AUTO_TIMEOUT;
+        nodes::list(&cluster, &resolver, end).await
+    });
+    match listed {
+        Ok((_, kubelets)) => Ok(auto::across(kubelets.values())),
+        Err(failure) => Err(Exit::Failed(format!(
+            "--mode auto: cannot read the nodes: {failure}"
+        ))),
+    }
 }
 
 /// The text of FILE, or of stdin for `-`.

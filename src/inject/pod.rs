@@ -12,11 +12,25 @@ use super::tree::{position_by_name, upsert, Node};
 pub const WAITER: &str = "readygate-wait";
 
 /// What is added to every pod, whatever its annotations.
+#[derive(Clone)]
 pub struct Injection {
     /// readygate's own image, for the wait and install init containers.
     pub image: String,
     /// `--sidecar` and its mode.
     pub sidecar: Option<Sidecar>,
+    /// `--mode auto`: the sidecar's mode is the cluster's, chosen before it is added.
+    pub auto: bool,
+}
+
+impl Injection {
+    /// The same injection with the sidecar added as `mode`.
+    pub fn with_mode(&self, mode: super::sidecar::Mode) -> Injection {
+        Injection {
+            image: self.image.clone(),
+            sidecar: self.sidecar.as_ref().map(|s| s.with_mode(mode)),
+            auto: false,
+        }
+    }
 }
 
 /// Injects `wanted` and the sidecar into `spec`, a pod spec at field path `at`.

@@ -2,13 +2,32 @@
 //! one of three forms: a built-in sidecar, a regular container, or the universal pair that
 //! works on nodes with and without built-in sidecars (examples/universal-sidecar.yaml).
 
-pub use crate::cli::SidecarMode as Mode;
+use crate::cli::SidecarMode;
 
 use super::shared;
 use super::tree::{map_of, Node};
 
 /// How long the legacy half waits for the native half to say it runs.
 const GRACE: &str = "10s";
+
+/// The form the sidecar is added in (`--mode`, or what `auto` chose).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Native,
+    Legacy,
+    Universal,
+}
+
+impl Mode {
+    /// Its name on the command line and in the log.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Native => "native",
+            Mode::Legacy => "legacy",
+            Mode::Universal => "universal",
+        }
+    }
+}
 
 /// The sidecar container of `--sidecar`, validated once.
 #[derive(Debug, Clone)]
@@ -31,8 +50,15 @@ pub struct Placed {
 }
 
 impl Sidecar {
-    /// Reads the container of `--sidecar` from `node`; `mode` is the form it is added in.
-    pub fn new(container: Node, mode: Mode) -> Result<Sidecar, String> {
+    /// Reads the container of `--sidecar` from `node`; `asked` is `--mode`. With `auto` it is
+    /// added as the universal pair until the cluster says otherwise (and so needs what the
+    /// pair needs).
+    pub fn new(container: Node, asked: SidecarMode) -> Result<Sidecar, String> {
+        let mode = match asked {
+            SidecarMode::Native => Mode::Native,
+            SidecarMode::Legacy => Mode::Legacy,
+            SidecarMode::Universal | SidecarMode::Auto => Mode::Universal,
+        };
         if !matches!(container, Node::Map(_)) {
             return Err("not a container (a mapping with a name and an image)".into());
         }
@@ -46,17 +72,29 @@ impl Sidecar {
             return Err("volumeMounts: not a list".into());
         }
         if mode == Mode::Universal && !has_command {
-            return Err(
-                "--mode universal wraps the container's command: give it a command (the \
-                 image's entrypoint is not known here)"
-                    .into(),
-            );
+            let asked = if asked == SidecarMode::Auto {
+                "auto"
+            } else {
+                "universal"
+            };
+            return Err(format!(
+                "--mode {asked} wraps the container's command: give it a command (the image's \
+                 entrypoint is not known here)"
+            ));
         }
         Ok(Sidecar {
             container,
             name,
             mode,
         })
+    }
+
+    /// The same sidecar, added as `mode`.
+    pub fn with_mode(&self, mode: Mode) -> Sidecar {
+        Sidecar {
+            mode,
+            ..self.clone()
+        }
     }
 
     fn native_name(&self) -> String {

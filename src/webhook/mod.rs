@@ -4,6 +4,7 @@
 //! request head is bounded in time, a request body in size, and an answer in time; the pod's
 //! contents never reach the log (names only).
 
+mod nodes;
 mod reload;
 mod review;
 
@@ -27,9 +28,11 @@ use crate::cli::{LogArgs, WebhookArgs};
 use crate::error::describe_io;
 use crate::exit::Exit;
 use crate::inject::Injection;
+use crate::kind::k8s::{kubeconfig, Cluster};
 use crate::log::LogSettings;
 use crate::net::tls::server_cert::{self, Current};
 use crate::process::signal::Terminations;
+use crate::secrets::Secrets;
 
 /// Most connections open at once (the API server keeps a few, one per concurrent call).
 const MAX_CONNECTIONS: usize = 256;
@@ -55,20 +58,35 @@ pub struct WebhookPlan {
     key: PathBuf,
     pair: Arc<Current>,
     injection: Injection,
+    /// With `--mode auto`: the cluster whose nodes are watched.
+    cluster: Option<Cluster>,
     log: LogSettings,
 }
 
 impl WebhookPlan {
-    /// Reads the certificate pair and the sidecar file; an error is a usage error.
-    pub fn new(args: WebhookArgs, log: &LogArgs) -> Result<WebhookPlan, String> {
+    /// Reads the certificate pair, the sidecar file and, with `--mode auto`, where the cluster
+    /// is; an error is a usage error.
+    pub fn new(
+        args: WebhookArgs,
+        log: &LogArgs,
+        secrets: Arc<Secrets>,
+    ) -> Result<WebhookPlan, String> {
         let pair = server_cert::read(&args.tls_cert, &args.tls_key, ("--tls-cert", "--tls-key"))?;
         let injection = crate::inject::injection(&args.injection)?;
+        let cluster = match injection.auto {
+            true => {
+                let access = crate::inject::access(&args.injection);
+                Some(kubeconfig::find(&access, secrets, nodes::ASK_WITHIN)?)
+            }
+            false => None,
+        };
         Ok(WebhookPlan {
             listen: args.listen,
             cert: args.tls_cert,
             key: args.tls_key,
             pair: Current::new(pair),
             injection,
+            cluster,
             log: crate::plan::log_settings(log, tracing::Level::INFO),
         })
     }
@@ -77,6 +95,8 @@ impl WebhookPlan {
 /// What every connection shares.
 struct Shared {
     injection: Injection,
+    /// With `--mode auto`: the watched nodes, and the form chosen from them.
+    nodes: Option<nodes::Chooser>,
     reviews: Semaphore,
 }
 
@@ -118,8 +138,10 @@ pub async fn serve(plan: WebhookPlan) -> Exit {
         event = "webhook",
         "serving admission reviews on https://{local}/mutate"
     );
+    let nodes = plan.cluster.map(nodes::Chooser::start);
     let shared = Arc::new(Shared {
         injection: plan.injection,
+        nodes,
         reviews: Semaphore::new(MAX_REVIEWS),
     });
     let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
@@ -177,7 +199,13 @@ async fn connection(stream: TcpStream, acceptor: TlsAcceptor, shared: Arc<Shared
 /// Answers one request by its path.
 async fn route(request: Request<Incoming>, shared: &Shared) -> Response<Full<Bytes>> {
     match (request.method(), request.uri().path()) {
-        (&Method::GET, "/healthz" | "/readyz") => plain(StatusCode::OK, "ok\n"),
+        (&Method::GET, "/healthz") => plain(StatusCode::OK, "ok\n"),
+        (&Method::GET, "/readyz") => {
+            match shared.nodes.as_ref().map_or(true, nodes::Chooser::ready) {
+                true => plain(StatusCode::OK, "ok\n"),
+                false => plain(StatusCode::SERVICE_UNAVAILABLE, "nodes not listed yet\n"),
+            }
+        }
         (&Method::POST, "/mutate") => {
             match tokio::time::timeout(ANSWER_WITHIN, mutate(request, shared)).await {
                 Ok(response) => response,
@@ -225,15 +253,23 @@ async fn mutate(request: Request<Incoming>, shared: &Shared) -> Response<Full<By
             return plain(status, &format!("{what}\n"));
         }
     };
-    match review::answer(&body, &shared.injection) {
+    let choose = |node: Option<&str>| match &shared.nodes {
+        Some(chooser) => chooser.mode(node),
+        None => crate::inject::sidecar::Mode::Universal,
+    };
+    match review::answer(&body, &shared.injection, choose) {
         Ok((json, decision)) => {
+            let mode = decision.mode.map_or("", |mode| mode.name());
             tracing::info!(
                 event = "admission",
                 pod = decision.pod.as_str(),
                 verdict = decision.verdict,
-                "{} {}",
+                mode,
+                "{} {}{}{}",
                 decision.verdict,
-                decision.pod
+                decision.pod,
+                if mode.is_empty() { "" } else { ", sidecar " },
+                mode
             );
             let mut response = Response::new(Full::new(Bytes::from(json)));
             response.headers_mut().insert(

@@ -6,6 +6,7 @@
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 
+use crate::inject::sidecar::Mode;
 use crate::inject::{pod_patch, Injection, Node};
 
 /// The review the API server sends.
@@ -74,11 +75,18 @@ pub struct Decision {
     pub pod: String,
     /// `mutated`, `unchanged`, `skipped` (not a Pod CREATE) or `refused`.
     pub verdict: &'static str,
+    /// With `--mode auto`: the sidecar's form chosen for this pod.
+    pub mode: Option<Mode>,
 }
 
 /// Answers the review in `body`: the answer's JSON, or why the body is not a review (the
-/// HTTP answer is then 400, which the API server treats as a failed call).
-pub fn answer(body: &[u8], injection: &Injection) -> Result<(Vec<u8>, Decision), String> {
+/// HTTP answer is then 400, which the API server treats as a failed call). With `--mode auto`,
+/// `choose` gives the sidecar's form for the pod's node (`spec.nodeName`, when bound).
+pub fn answer(
+    body: &[u8],
+    injection: &Injection,
+    choose: impl FnOnce(Option<&str>) -> Mode,
+) -> Result<(Vec<u8>, Decision), String> {
     // serde_json's messages may quote the body: only the kind of fault and where.
     let review: Review = serde_json::from_slice(body).map_err(|e| {
         let fault = match e.classify() {
@@ -107,12 +115,15 @@ pub fn answer(body: &[u8], injection: &Injection) -> Result<(Vec<u8>, Decision),
             .as_deref()
             .unwrap_or_default()
             .is_empty();
+    let mut mode = None;
     let (response, verdict) = match (is_pod_create, &request.object) {
-        (true, Some(object)) => match pod_patch(object, injection) {
-            Ok(Some(patch)) => (allow(&request.uid, Some(patch)), "mutated"),
-            Ok(None) => (allow(&request.uid, None), "unchanged"),
-            Err(message) => (refuse(&request.uid, message), "refused"),
-        },
+        (true, Some(object)) => {
+            match pod_patch(object, &chosen(object, injection, choose, &mut mode)) {
+                Ok(Some(patch)) => (allow(&request.uid, Some(patch)), "mutated"),
+                Ok(None) => (allow(&request.uid, None), "unchanged"),
+                Err(message) => (refuse(&request.uid, message), "refused"),
+            }
+        }
         _ => (allow(&request.uid, None), "skipped"),
     };
     let answer = Answer {
@@ -121,7 +132,28 @@ pub fn answer(body: &[u8], injection: &Injection) -> Result<(Vec<u8>, Decision),
         response,
     };
     let json = serde_json::to_vec(&answer).map_err(|e| e.to_string())?;
-    Ok((json, Decision { pod, verdict }))
+    Ok((json, Decision { pod, verdict, mode }))
+}
+
+/// The injection for this pod: as given, or with `--mode auto` the form `choose` gives for
+/// its node, said in `mode`.
+fn chosen<'a>(
+    pod: &Node,
+    injection: &'a Injection,
+    choose: impl FnOnce(Option<&str>) -> Mode,
+    mode: &mut Option<Mode>,
+) -> std::borrow::Cow<'a, Injection> {
+    if !injection.auto || injection.sidecar.is_none() {
+        return std::borrow::Cow::Borrowed(injection);
+    }
+    let node = pod
+        .get("spec")
+        .and_then(|spec| spec.get("nodeName"))
+        .and_then(Node::as_str)
+        .filter(|node| !node.is_empty());
+    let form = choose(node);
+    *mode = Some(form);
+    std::borrow::Cow::Owned(injection.with_mode(form))
 }
 
 /// An answer that admits the pod, with the patch if any.

@@ -3,6 +3,7 @@
 
 mod support;
 
+mod auto_mode;
 mod bad_input;
 mod containers;
 mod dns;

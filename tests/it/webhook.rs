@@ -19,21 +19,31 @@ use crate::support::run::RunExt;
 use crate::support::{readygate_cluster, Running, TempDir};
 
 /// The webhook running on a port of 127.0.0.1, with its certificate files in `dir`.
-struct Webhook {
-    running: Running,
-    port: u16,
+pub(crate) struct Webhook {
+    pub(crate) running: Running,
+    pub(crate) port: u16,
     dir: TempDir,
 }
 
 /// Starts the webhook with `certs` copied into a folder of its own (so they can be replaced),
 /// and `extra` options; returns once it serves.
 fn start(certs: &Certs, extra: &[&str]) -> Webhook {
+    start_with(certs, extra, |_| {})
+}
+
+/// As [`start`], with the command's environment (a pod's, a kubeconfig) set by `setup`.
+pub(crate) fn start_with(
+    certs: &Certs,
+    extra: &[&str],
+    setup: impl FnOnce(&mut std::process::Command),
+) -> Webhook {
     let dir = TempDir::new();
     std::fs::copy(&certs.cert, dir.join("tls.crt")).unwrap();
     std::fs::copy(&certs.key, dir.join("tls.key")).unwrap();
     let (cert, key) = (dir.join("tls.crt"), dir.join("tls.key"));
     let mut command = readygate_cluster(["webhook", "--listen", "127.0.0.1:0", "--tls-cert"]);
     command.arg(&cert).arg("--tls-key").arg(&key).args(extra);
+    setup(&mut command);
     let mut running = Running::spawn(&mut command);
     running.line("serving admission reviews on https://127.0.0.1:");
     let written = running.written();
@@ -62,7 +72,7 @@ fn client(ca: &Path) -> Arc<rustls::ClientConfig> {
 }
 
 /// One HTTPS request (`Connection: close`), its status and body; `Err` when TLS fails.
-fn request(
+pub(crate) fn request(
     port: u16,
     ca: &Path,
     method: &str,
@@ -103,7 +113,7 @@ fn request(
 }
 
 /// An AdmissionReview of `operation` on `object` (JSON) of `kind`.
-fn review(kind: &str, operation: &str, object: &str) -> String {
+pub(crate) fn review(kind: &str, operation: &str, object: &str) -> String {
     format!(
         r#"{{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{{"uid":"0b1c-42","kind":{{"group":"","version":"v1","kind":"{kind}"}},"resource":{{"group":"","version":"v1","resource":"pods"}},"operation":"{operation}","namespace":"shop","name":"web","object":{object},"oldObject":null,"dryRun":false}}}}"#
     )
@@ -117,7 +127,7 @@ fn pod(annotations: &str) -> String {
 }
 
 /// The response member of an answer.
-fn response(body: &str) -> serde_json::Value {
+pub(crate) fn response(body: &str) -> serde_json::Value {
     let answer: serde_json::Value =
         serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"));
     assert_eq!(answer["apiVersion"], "admission.k8s.io/v1", "{body}");

@@ -9,6 +9,7 @@ pub mod exec;
 mod job;
 pub mod kubeconfig;
 mod list;
+pub mod nodes;
 mod object;
 mod pod;
 pub mod request;

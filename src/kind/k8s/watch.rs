@@ -197,7 +197,7 @@ impl Watch for Watcher {
 }
 
 /// How one watch request ended.
-enum Ended {
+pub(super) enum Ended {
     /// The server ended the stream (`timeoutSeconds`): resume from the last version.
     Resume,
     /// `410 Gone`: the version is too old; re-list at once.
@@ -227,20 +227,20 @@ struct Reader<'a> {
 /// request the watch makes or causes (a new watch, a re-list's GET) first waits one delay of
 /// the target's schedule, growing as polling's would. So past the first few requests the
 /// server is asked no more often than polling would ask it; a watch that lasts starts over.
-struct Pace {
+pub(super) struct Pace {
     backoff: Backoff,
     /// Watches in a row that ended before half their span.
     short: u32,
 }
 
 impl Pace {
-    fn new(schedule: Schedule) -> Pace {
+    pub(super) fn new(schedule: Schedule) -> Pace {
         let backoff = Backoff::new(schedule, fastrand::u64(..));
         Pace { backoff, short: 0 }
     }
 
     /// A watch asked to last `span` ended after `lasted`.
-    fn ended(&mut self, lasted: Duration, span: Duration) {
+    pub(super) fn ended(&mut self, lasted: Duration, span: Duration) {
         if lasted >= span / 2 {
             self.short = 0;
             self.backoff.reset();
@@ -250,7 +250,7 @@ impl Pace {
     }
 
     /// Waits before the next request, while the watches keep ending early.
-    async fn wait(&mut self) {
+    pub(super) async fn wait(&mut self) {
         if self.short >= 2 {
             sleep(self.backoff.next_delay()).await;
         }
@@ -306,7 +306,8 @@ async fn follow(
         );
         let span = Duration::from_secs(seconds);
         let started = Instant::now();
-        let ended = once(cluster, &context.resolver, path, &reader, span).await;
+        let handle = |line: &[u8]| event(line, &reader);
+        let ended = once(cluster, &context.resolver, path, &name, span, handle).await;
         pace.ended(started.elapsed(), span);
         match ended {
             Ended::Resume => tracing::debug!("{name}: the watch ended; resuming"),
@@ -349,14 +350,15 @@ async fn follow(
     }
 }
 
-/// One watch request of `path`, asked to end after `span`: its events read into the feed
-/// until it ends.
-async fn once(
+/// One watch request of `path`, asked to end after `span`: each event's line handed to
+/// `handle` (which ends the watch by returning how) until it ends; `name` labels the log.
+pub(super) async fn once(
     cluster: &Cluster,
     resolver: &Resolver,
     path: String,
-    reader: &Reader<'_>,
+    name: &str,
     span: Duration,
+    handle: impl FnMut(&[u8]) -> Option<Ended>,
 ) -> Ended {
     let bound = cluster.attempt_timeout;
     let (head, mut headed) = oneshot::channel();
@@ -371,7 +373,7 @@ async fn once(
         let judge = |response: Response<Incoming>| async move {
             let _ = head.send(());
             match response.status().as_u16() {
-                200 => tracing::debug!("{}: watching", reader.name),
+                200 => tracing::debug!("{name}: watching"),
                 410 => return Ok(Ended::Gone),
                 403 => return Ok(Ended::Forbidden),
                 status => {
@@ -379,7 +381,7 @@ async fn once(
                     return Ok(Ended::Refused(failure.into()));
                 }
             }
-            Ok(events(response.into_body(), reader, span, bound).await)
+            Ok(events(response.into_body(), span, bound, handle).await)
         };
         roundtrip(stream, request, judge, &at).await
     };
@@ -405,11 +407,17 @@ struct Event<'a> {
     object: &'a RawValue,
 }
 
-/// Reads the stream line by line, no line kept past [`MAX_ANSWER`], until it ends: the server
-/// ends it after `span`; one still open past the attempt's `bound` beyond that has gone silent
-/// (a dropped connection, a stuck proxy). A quiet object's stream may end with no event (a
-/// server that sends no bookmarks); one that ends with none before half its span is broken.
-async fn events<B>(mut body: B, reader: &Reader<'_>, span: Duration, bound: Duration) -> Ended
+/// Reads the stream line by line, no line kept past [`MAX_ANSWER`], each handed to `handle`,
+/// until it ends: the server ends it after `span`; one still open past the attempt's `bound`
+/// beyond that has gone silent (a dropped connection, a stuck proxy). A quiet object's stream
+/// may end with no event (a server that sends no bookmarks); one that ends with none before
+/// half its span is broken.
+async fn events<B>(
+    mut body: B,
+    span: Duration,
+    bound: Duration,
+    mut handle: impl FnMut(&[u8]) -> Option<Ended>,
+) -> Ended
 where
     B: hyper::body::Body<Data = hyper::body::Bytes> + Unpin,
     B::Error: std::error::Error + 'static,
@@ -449,7 +457,7 @@ where
                 continue;
             }
             heard = true;
-            if let Some(ended) = event(&line, reader) {
+            if let Some(ended) = handle(&line) {
                 return ended;
             }
             line = Vec::new();
@@ -683,7 +691,8 @@ mod tests {
             feed: &feed,
             stray_told: AtomicBool::new(false),
         };
-        events(body, &reader, SPAN, Duration::from_secs(2)).await
+        let handle = |line: &[u8]| event(line, &reader);
+        events(body, SPAN, Duration::from_secs(2), handle).await
     }
 
     #[tokio::test(start_paused = true)]

@@ -277,16 +277,19 @@ impl ApiServer {
             "Pod" => ("/api/v1", "pods"),
             "EndpointSlice" => ("/apis/discovery.k8s.io/v1", "endpointslices"),
             "Deployment" => ("/apis/apps/v1", "deployments"),
+            "Node" => ("/api/v1", "nodes"),
             other => panic!("no such kind in the stand-in: {other}"),
         };
         let metadata = &object["metadata"];
+        // A Node is of no namespace: its key's is empty.
+        let namespace = match kind.as_str() {
+            "Node" => "",
+            _ => metadata["namespace"].as_str().expect("namespace"),
+        };
         let key = (
             prefix.to_string(),
             resource.to_string(),
-            metadata["namespace"]
-                .as_str()
-                .expect("namespace")
-                .to_string(),
+            namespace.to_string(),
             metadata["name"].as_str().expect("name").to_string(),
         );
         let labels = metadata["labels"]
@@ -528,6 +531,8 @@ fn watch(state: &Arc<Mutex<State>>, request: &Request<Incoming>) -> Option<Respo
             Selects::Name(name.to_string())
         }
         (None, Some(labels)) => Selects::Labels(selector(&labels)),
+        // Every object of the resource (the nodes).
+        (None, None) => Selects::Labels(Vec::new()),
         _ => panic!("the stand-in watches by name or by labels: {uri}"),
     };
     let mut locked = state.lock().unwrap();
@@ -931,6 +936,7 @@ fn get(
                 "pods" => ("PodList", "v1"),
                 "endpointslices" => ("EndpointSliceList", "discovery.k8s.io/v1"),
                 "jobs" => ("JobList", "batch/v1"),
+                "nodes" => ("NodeList", "v1"),
                 _ => ("DeploymentList", "apps/v1"),
             };
             respond(
@@ -959,6 +965,14 @@ fn route(path: &str) -> Option<(String, String, String, Option<String>)> {
         _ => return None,
     };
     match rest {
+        // Nodes are of no namespace.
+        ["nodes"] => Some((prefix, String::new(), "nodes".into(), None)),
+        ["nodes", name] => Some((
+            prefix,
+            String::new(),
+            "nodes".into(),
+            Some(name.to_string()),
+        )),
         ["namespaces", ns, resource] => Some((prefix, ns.to_string(), resource.to_string(), None)),
         ["namespaces", ns, resource, name] => Some((
             prefix,
