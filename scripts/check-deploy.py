@@ -210,6 +210,144 @@ def doctor_rbac(overlay, docs):
         fail(overlay, "pods create is not bound by a RoleBinding (one namespace only)")
 
 
+# Kinds of cert-manager's CRDs, which kubernetes-validate has no schema for: checked by hand.
+CERT_MANAGER = ("Certificate", "Issuer")
+
+
+def check_webhook(name, docs, cluster, auto, source):
+    """What the webhook's install must be, from kustomize or Helm: two restricted replicas
+    behind a PodDisruptionBudget and a Service, a MutatingWebhookConfiguration that never
+    blocks (Ignore) or its own namespace, a certificate that names the Service and reaches the
+    pods and the caBundle, nodes list/watch granted only for auto, and a command line the real
+    readygate-cluster accepts."""
+    by_kind = {}
+    for doc in docs:
+        by_kind.setdefault(doc["kind"], []).append(doc)
+    validate(name, [d for d in docs if d["kind"] not in CERT_MANAGER])
+    one = lambda kind: (by_kind.get(kind) or [None])[0]
+    deployment, service, pdb = one("Deployment"), one("Service"), one("PodDisruptionBudget")
+    hook, account = one("MutatingWebhookConfiguration"), one("ServiceAccount")
+    if None in (deployment, service, pdb, hook, account):
+        return fail(name, f"renders {sorted(by_kind)}: a Deployment, Service, PodDisruptionBudget, ServiceAccount and MutatingWebhookConfiguration are needed")
+    namespace = deployment["metadata"]["namespace"]
+    pod = deployment["spec"]["template"]
+    spec = pod["spec"]
+    labels = pod["metadata"]["labels"]
+    picks = lambda selector: all(labels.get(k) == v for k, v in selector.items())
+    if deployment["spec"]["replicas"] < 2:
+        fail(name, "fewer than two replicas")
+    if not picks(pdb["spec"]["selector"]["matchLabels"]) or pdb["spec"].get("minAvailable") != 1:
+        fail(name, "the PodDisruptionBudget does not keep one of the webhook's pods")
+    if not picks(service["spec"]["selector"]):
+        fail(name, "the Service does not select the webhook's pods")
+    container = spec["containers"][0]
+    ports = {p["name"]: p["containerPort"] for p in container.get("ports", [])}
+    if service["spec"]["ports"][0]["targetPort"] not in ports:
+        fail(name, "the Service's targetPort is no port of the container")
+    for c in spec["containers"]:
+        restricted(name, f"webhook/{c['name']}", c, spec.get("securityContext"))
+        if c.get("securityContext", {}).get("readOnlyRootFilesystem") is not True:
+            fail(name, f"webhook/{c['name']}: the root file system is not read-only")
+    if spec.get("serviceAccountName") != account["metadata"]["name"]:
+        fail(name, "the pods do not run as the ServiceAccount rendered")
+    # The webhook configuration.
+    webhooks = hook["webhooks"]
+    for webhook in webhooks:
+        where = f"webhook {webhook['name']}"
+        want = {"failurePolicy": "Ignore", "reinvocationPolicy": "IfNeeded", "sideEffects": "None"}
+        if source == "secret":
+            want["failurePolicy"] = "Fail"  # as the values asked
+        for key, value in want.items():
+            if webhook.get(key) != value:
+                fail(name, f"{where}: {key} is {webhook.get(key)}, not {value}")
+        if not 3 < webhook.get("timeoutSeconds", 10) <= 10:
+            fail(name, f"{where}: timeoutSeconds {webhook.get('timeoutSeconds')}: readygate answers within 3 s")
+        target = webhook["clientConfig"].get("service", {})
+        if (target.get("name"), target.get("namespace"), target.get("path")) != (service["metadata"]["name"], namespace, "/mutate"):
+            fail(name, f"{where}: calls {target}, not the Service's /mutate")
+        rules = [(r["apiGroups"], r["resources"], r["operations"]) for r in webhook["rules"]]
+        if rules != [([""], ["pods"], ["CREATE"])]:
+            fail(name, f"{where}: rules {rules}, not pod CREATE")
+        selector = webhook.get("namespaceSelector", {})
+        if selector.get("matchLabels") != {"readygate.dev/inject": "enabled"}:
+            fail(name, f"{where}: namespaceSelector {selector}: not the opt-in label readygate.dev/inject=enabled")
+        own = {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": [namespace]}
+        if own not in selector.get("matchExpressions", []):
+            fail(name, f"{where}: its own namespace {namespace} is not excluded")
+    # The certificate: its Secret is what the pods mount, its names the Service's.
+    secret = next(v["secret"]["secretName"] for v in spec["volumes"] if "secret" in v)
+    dns = f"{service['metadata']['name']}.{namespace}.svc"
+    bundles = [w["clientConfig"].get("caBundle") for w in webhooks]
+    if source == "cert-manager":
+        certificate, issuer = one("Certificate"), one("Issuer")
+        if certificate is None or issuer is None:
+            return fail(name, "no cert-manager Certificate and Issuer")
+        if certificate["spec"]["secretName"] != secret or dns not in certificate["spec"]["dnsNames"]:
+            fail(name, f"the Certificate ({certificate['spec']}) is not for {dns} in Secret {secret}")
+        if certificate["spec"]["issuerRef"]["name"] != issuer["metadata"]["name"]:
+            fail(name, "the Certificate names another Issuer")
+        wanted = f"{namespace}/{certificate['metadata']['name']}"
+        if hook["metadata"].get("annotations", {}).get("cert-manager.io/inject-ca-from") != wanted:
+            fail(name, f"no cainjector annotation inject-ca-from: {wanted}")
+    elif source == "helm":
+        tls = [d for d in by_kind.get("Secret", []) if d["metadata"]["name"] == secret]
+        if not tls or tls[0]["type"] != "kubernetes.io/tls":
+            fail(name, f"no kubernetes.io/tls Secret {secret}")
+        elif bundles != [tls[0]["data"]["ca.crt"]] * len(webhooks):
+            fail(name, "the caBundle is not the generated Secret's CA")
+    elif not all(bundles):
+        fail(name, "no caBundle from the values")
+    # Least privilege: nodes list and watch for auto, nothing otherwise.
+    grants = set()
+    for role in by_kind.get("ClusterRole", []) + by_kind.get("Role", []):
+        for rule in role["rules"]:
+            grants |= {(verb, res) for verb in rule["verbs"] for res in rule.get("resources", [])}
+    bound = {(b["roleRef"]["name"], s["name"]) for b in by_kind.get("ClusterRoleBinding", []) + by_kind.get("RoleBinding", []) for s in b["subjects"]}
+    wanted = {("list", "nodes"), ("watch", "nodes")} if auto else set()
+    if grants != wanted:
+        fail(name, f"grants {sorted(grants)}, not {sorted(wanted)}")
+    if auto and not any(subject == account["metadata"]["name"] for _, subject in bound):
+        fail(name, "the nodes role is not bound to the webhook's ServiceAccount")
+    mounts = spec.get("automountServiceAccountToken", account.get("automountServiceAccountToken", True))
+    if mounts is not auto:
+        fail(name, f"the service account token is {'not ' if auto else ''}mounted")
+    # The real binary takes the command line (it stops at the certificate files, not there).
+    command = container.get("command", []) + container.get("args", [])
+    if command[:2] != ["/readygate-cluster", "webhook"]:
+        fail(name, f"runs {command[:2]}, not /readygate-cluster webhook")
+    else:
+        run = subprocess.run(["unshare", "--net", cluster] + command[1:], capture_output=True, text=True, timeout=30)
+        if run.returncode != 2 or "--tls-cert" not in run.stderr:
+            fail(name, f"readygate-cluster {' '.join(command[1:])} exited {run.returncode}: {run.stderr}")
+        if auto != ("--mode=auto" in command):
+            fail(name, f"--mode=auto {'missing' if auto else 'given'}: {command}")
+
+
+def webhook_installs(readygate, work):
+    """The webhook's renders (scripts/check-deploy.sh), checked; the kustomize and Helm installs
+    are the same objects."""
+    cluster = os.path.join(os.path.dirname(readygate), "readygate-cluster")
+    renders = {
+        "kustomize": (False, "cert-manager"),
+        "kustomize-pinned": (False, "cert-manager"),
+        "kustomize-auto": (True, "cert-manager"),
+        "helm": (False, "cert-manager"),
+        "helm-pinned": (False, "cert-manager"),
+        "helm-auto": (True, "helm"),
+        "helm-secret": (False, "secret"),
+    }
+    for render, (auto, source) in renders.items():
+        path = f"{work}/webhook/{render}.yaml"
+        docs = load(path)
+        check_webhook(f"webhook {render}", docs, cluster, auto, source)
+        if render.endswith("-pinned") and ("ghcr.io/readygate" in open(path).read() or PINNED not in open(path).read()):
+            fail(f"webhook {render}", f"the image is not {PINNED}")
+        print(f"deploy: webhook {render}: rendered, valid against Kubernetes {KUBERNETES}, checked")
+    objects = lambda render: sorted((d["kind"], d["metadata"]["name"]) for d in load(f"{work}/webhook/{render}.yaml"))
+    if sorted(objects("helm") + [("Namespace", "readygate-system")]) != objects("kustomize"):
+        fail("webhook", f"kustomize renders {objects('kustomize')}, Helm {objects('helm')} and the namespace (helm install --create-namespace)")
+
+
 def main():
     readygate, work, *overlays = sys.argv[1:]
     for path in overlays:
@@ -239,6 +377,7 @@ def main():
     validate("doctor", doctor)
     doctor_rbac("doctor", doctor)
     print(f"deploy: doctor: rendered, valid against Kubernetes {KUBERNETES}, grants checked")
+    webhook_installs(readygate, work)
     for failure in failures:
         print(f"deploy: FAILED: {failure}", file=sys.stderr)
     sys.exit(1 if failures else 0)

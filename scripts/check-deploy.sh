@@ -4,13 +4,18 @@
 # schemas (kubernetes-validate from PyPI ships them: no network at check time), and checks
 # what each recipe must do (scripts/check-deploy.py): the images: override reaches every
 # readygate container, the installer precedes its users, and the real binary accepts every
-# readygate command line with the environment the ConfigMaps give it.
+# readygate command line with the environment the ConfigMaps give it. The webhook's install
+# (deploy/overlays/webhook, with and without its auto-mode component) and its Helm chart
+# (deploy/helm/readygate-webhook: helm lint, then helm template with each certificate source
+# and mode; Helm 4 built from the Go module proxy) are rendered and held to the same schemas
+# and to what the webhook must be (check-deploy.py: check_webhook).
 # Usage: scripts/check-deploy.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
 
 kustomize="$(scripts/go-tool.sh sigs.k8s.io/kustomize/kustomize/v5 v5.7.1)"
+helm="$(scripts/go-tool.sh helm.sh/helm/v4/cmd/helm v4.3.2)"
 python="$(scripts/python-tools.sh)/python"
 # The binary the command lines are tried with: the debug build the test suite uses.
 cargo build --locked --quiet
@@ -51,8 +56,13 @@ spec:
         - {name: app, image: registry.example.com/app:1.0, command: [/app/server]}
 YAML
 cp "$work/workload/workload.yaml" "$work/workload.yaml"
-# Every overlay, and examples/ (whose kustomization names the image of every example).
-overlays=(deploy/overlays/*/ examples/)
+# Every overlay that patches a user's workload, and examples/ (whose kustomization names the
+# image of every example); the webhook's install is checked on its own below.
+overlays=()
+for overlay in deploy/overlays/*/; do
+  [[ "$overlay" == deploy/overlays/webhook/ ]] || overlays+=("$overlay")
+done
+overlays+=(examples/)
 pin="ghcr.io/readygate/readygate=registry.example.com/mirror/readygate@sha256:$(printf '0%.0s' {1..64})"
 for overlay in "${overlays[@]}"; do
   name="$(basename "$overlay")"
@@ -71,5 +81,36 @@ for overlay in "${overlays[@]}"; do
 done
 # doctor's Job and least-privilege RBAC: validated, its grants checked (check-deploy.py).
 "$kustomize" build deploy/doctor >"$work/doctor-rbac.yaml"
+# The webhook: the overlay alone, pinned by digest, and with the auto-mode component (in a copy
+# of deploy/, so the components' relative paths hold).
+mkdir "$work/webhook"
+"$kustomize" build deploy/overlays/webhook >"$work/webhook/kustomize.yaml"
+cp -r deploy "$work/deploy"
+(cd "$work/deploy/overlays/webhook" && "$kustomize" edit set image "$pin")
+"$kustomize" build "$work/deploy/overlays/webhook" >"$work/webhook/kustomize-pinned.yaml"
+(cd "$work/deploy/overlays/webhook" && "$kustomize" edit add component ../../components/webhook-auto-mode)
+"$kustomize" build "$work/deploy/overlays/webhook" >"$work/webhook/kustomize-auto.yaml"
+chart=deploy/helm/readygate-webhook
+"$helm" lint --strict "$chart" >/dev/null
+template() { "$helm" template readygate-webhook "$chart" --namespace readygate-system "$@"; }
+template >"$work/webhook/helm.yaml"
+template --set image.repository=registry.example.com/mirror/readygate \
+  --set image.digest="sha256:$(printf '0%.0s' {1..64})" >"$work/webhook/helm-pinned.yaml"
+cat >"$work/webhook/auto-values.yaml" <<'YAML'
+sidecar: {name: proxy, image: envoy:1.31, command: [envoy]}
+mode: auto
+certificate: {source: helm}
+YAML
+template --values "$work/webhook/auto-values.yaml" >"$work/webhook/helm-auto.yaml"
+template --set certificate.source=secret --set certificate.secretName=webhook-tls \
+  --set certificate.caBundle="$(printf 'ca' | base64)" --set webhook.failurePolicy=Fail \
+  >"$work/webhook/helm-secret.yaml"
+# Values the chart must refuse, each with its reason.
+for bad in "mode=auto" "certificate.source=secret" "certificate.source=vault" "mode=sometimes"; do
+  if template --set "$bad" >/dev/null 2>"$work/webhook/refused"; then
+    echo "deploy: FAILED: helm template accepted --set $bad" >&2
+    exit 1
+  fi
+done
 "$python" scripts/check-deploy.py "$readygate" "$work" "${overlays[@]}"
-echo "deploy: ${#overlays[@]} kustomizations rendered, validated and checked in $((SECONDS - started)) s"
+echo "deploy: ${#overlays[@]} kustomizations and the webhook (kustomize, helm) rendered, validated and checked in $((SECONDS - started)) s"
