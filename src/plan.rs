@@ -170,8 +170,8 @@ pub struct Plan {
     pub mode: Mode,
     /// The targets, in the order given.
     pub targets: Vec<Target>,
-    /// How each target's attempts are spaced, in the same order.
-    pub schedules: Vec<Schedule>,
+    /// How each target's attempts are spaced.
+    pub spacing: Spacing,
     pub policy: Policy,
     pub options: Options,
     /// Options that apply to some of the targets only: said when the run starts.
@@ -290,12 +290,10 @@ impl Plan {
             secrets.learn_header_value(header.value.as_bytes());
         }
         let policy = policy(mode, &args, pacing)?;
-        let explicit = pacing.and_then(explicit_schedule);
-        let through_socket = args.unix_socket.is_some();
-        let schedules = targets
-            .iter()
-            .map(|target| explicit.unwrap_or_else(|| schedule(target.is_local(through_socket))))
-            .collect();
+        let spacing = Spacing {
+            given: pacing.and_then(explicit_schedule),
+            through_socket: args.unix_socket.is_some(),
+        };
         if !args.json_fields.is_empty() && args.method == Some(cli::HttpMethod::Head) {
             return Err("--json-field needs a body: not with --method HEAD".into());
         }
@@ -338,7 +336,7 @@ impl Plan {
         Ok(Plan {
             mode,
             targets,
-            schedules,
+            spacing,
             policy,
             options: Options {
                 statuses: args.status.unwrap_or_default(),
@@ -535,6 +533,24 @@ fn explicit_schedule(pacing: &PacingArgs) -> Option<Schedule> {
         max: pacing.max_interval.unwrap_or(LOCAL.max.max(first)),
         growth: (2, 1),
     })
+}
+
+/// How a run spaces its targets' attempts: as `--interval`/`--max-interval` say, else by
+/// where each target is.
+#[derive(Debug, Clone, Copy)]
+pub struct Spacing {
+    /// The schedule of every target, when `--interval`/`--max-interval` set one.
+    given: Option<Schedule>,
+    /// Requests go through `--unix-socket`: every HTTP(S) and gRPC target is local.
+    through_socket: bool,
+}
+
+impl Spacing {
+    /// The schedule of `target`'s attempts.
+    pub fn of(&self, target: &Target) -> Schedule {
+        let by_place = || schedule(target.is_local(self.through_socket));
+        self.given.unwrap_or_else(by_place)
+    }
 }
 
 /// The schedule of a target by where it is, unless `--interval`/`--max-interval` set one.

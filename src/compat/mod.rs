@@ -151,10 +151,15 @@ async fn wait(
         Gate::Port(endpoint, _) => endpoint.host.is_local(),
         Gate::Never(_) => false,
     };
-    let (names, schedules) = ([name], [crate::plan::schedule(local)]);
+    let schedule = crate::plan::schedule(local);
+    let entries = vec![engine::Entry {
+        condition: gate,
+        name,
+        schedule,
+    }];
     let started = Instant::now();
     tokio::select! {
-        report = engine::run(vec![gate], &names, &schedules, &policy) => {
+        report = engine::run(entries, &policy) => {
             Ok(report.ready.then(|| started.elapsed()))
         }
         signal = signals.next() => Err(signal),

@@ -140,17 +140,19 @@ impl Progress {
 
 type Shared = Arc<Mutex<Progress>>;
 
-/// Runs every condition until the policy's goal is met or the deadline passes. `names` label
-/// the conditions in log lines (already redacted); `schedules` space their attempts.
-pub async fn run<C: Condition>(
-    conditions: Vec<C>,
-    names: &[String],
-    schedules: &[Schedule],
-    policy: &Policy,
-) -> Report {
-    let total = conditions.len();
-    assert_eq!(total, names.len(), "one name per condition");
-    assert_eq!(total, schedules.len(), "one schedule per condition");
+/// One condition to wait for, with its name and its pace.
+pub struct Entry<C> {
+    pub condition: C,
+    /// How log lines name it (secrets already hidden).
+    pub name: String,
+    /// How its attempts are spaced.
+    pub schedule: Schedule,
+}
+
+/// Runs every entry's condition until the policy's goal is met or the deadline passes.
+pub async fn run<C: Condition>(entries: Vec<Entry<C>>, policy: &Policy) -> Report {
+    let total = entries.len();
+    let names: Vec<String> = entries.iter().map(|entry| entry.name.clone()).collect();
     let start = Instant::now();
     // No deadline, or one the clock cannot represent (hundreds of billions of years): never.
     let deadline = policy
@@ -160,14 +162,18 @@ pub async fn run<C: Condition>(
     let shared: Vec<Shared> = names.iter().map(|_| Shared::default()).collect();
     let mut tasks = JoinSet::new();
     let seed = fastrand::u64(..);
-    for (index, condition) in conditions.into_iter().enumerate() {
+    for (index, entry) in entries.into_iter().enumerate() {
+        let Entry {
+            condition,
+            name,
+            schedule,
+        } = entry;
         if policy.max_attempts != Some(1) {
-            let (target, schedule) = (&names[index], schedules[index]);
+            let target = &name;
             tracing::debug!(event = "schedule", target, "{target}: {schedule}");
         }
-        let backoff = Backoff::new(schedules[index], seed.wrapping_add(index as u64));
-        let (name, policy, progress) =
-            (names[index].clone(), policy.clone(), shared[index].clone());
+        let backoff = Backoff::new(schedule, seed.wrapping_add(index as u64));
+        let (policy, progress) = (policy.clone(), shared[index].clone());
         tasks.spawn(async move {
             let met = target_loop(condition, &name, &policy, deadline, backoff, &progress);
             (index, met.await)
@@ -227,7 +233,7 @@ pub async fn run<C: Condition>(
             }
             _ = sleep_until(progress_at) => {
                 progress_at += PROGRESS_EVERY;
-                log_progress(&shared, names, start);
+                log_progress(&shared, &names, start);
             }
         }
     };

@@ -174,11 +174,15 @@ fn steady(every: Duration) -> Schedule {
 /// Runs `conditions`, all on `schedule`: how the run ended in words (`met` or `missed`, then
 /// each target: `ready`, its last miss, or both), and how long it took.
 async fn go(conditions: &[&Scripted], schedule: Schedule, policy: &Policy) -> (String, Duration) {
-    let names: Vec<String> = (0..conditions.len()).map(|i| format!("t{i}")).collect();
-    let schedules = vec![schedule; conditions.len()];
+    let entries = (conditions.iter().enumerate())
+        .map(|(i, &condition)| Entry {
+            condition: condition.clone(),
+            name: format!("t{i}"),
+            schedule,
+        })
+        .collect();
     let started = Instant::now();
-    let conditions = conditions.iter().map(|&c| c.clone()).collect();
-    let report = run(conditions, &names, &schedules, policy).await;
+    let report = run(entries, policy).await;
     let targets: Vec<String> = report
         .targets
         .iter()

@@ -241,10 +241,44 @@ pub struct Check {
     pub context: Arc<Context>,
     /// Where this target's blocking work runs.
     pub lane: crate::runtime::lane::Lane,
+    /// What its kind keeps between attempts, if anything.
+    held: Held,
+}
+
+/// What a kind keeps between a target's attempts: only file and `k8s://` targets keep anything.
+enum Held {
     /// A file target's watch, aimed by each attempt before it reads.
-    aim: Mutex<Weak<file::Aim>>,
+    File(Mutex<Weak<file::Aim>>),
     /// A `k8s://` target's watched state, which its attempts read.
-    feed: Arc<k8s::Feed>,
+    K8s(Arc<k8s::Feed>),
+    /// Every other kind: each attempt starts afresh.
+    Nothing,
+}
+
+impl Held {
+    fn for_kind(kind: &Kind) -> Held {
+        match kind {
+            Kind::File(_) => Held::File(Mutex::default()),
+            Kind::K8s(_) => Held::K8s(Arc::default()),
+            _ => Held::Nothing,
+        }
+    }
+
+    /// A file target's watch, once one is aimed.
+    fn aim(&self) -> Option<Arc<file::Aim>> {
+        match self {
+            Held::File(aim) => aim.lock().expect("aim lock").upgrade(),
+            _ => None,
+        }
+    }
+
+    /// A `k8s://` target's feed (what its watch has learnt).
+    fn feed(&self) -> Arc<k8s::Feed> {
+        match self {
+            Held::K8s(feed) => feed.clone(),
+            _ => Arc::default(),
+        }
+    }
 }
 
 /// A file target's folder events, or a `k8s://` target's watch; `None` for the other kinds
@@ -270,10 +304,10 @@ impl Condition for Check {
     type Watch = CheckWatch;
 
     fn watch(&self, schedule: Schedule) -> CheckWatch {
-        let path = match &self.target.kind {
-            Kind::File(path) => path,
-            Kind::K8s(target) => {
-                let (context, feed) = (self.context.clone(), self.feed.clone());
+        let (path, aim) = match (&self.target.kind, &self.held) {
+            (Kind::File(path), Held::File(aim)) => (path, aim),
+            (Kind::K8s(target), Held::K8s(feed)) => {
+                let (context, feed) = (self.context.clone(), feed.clone());
                 let name = self.target.to_string();
                 return k8s::Watcher::start(target, context, feed, name, schedule)
                     .map(Watches::K8s);
@@ -286,7 +320,7 @@ impl Condition for Check {
             None => file::Wake::OnEntries,
         };
         let watch = file::FileWatch::new(path, wake, &self.context.inotify)?;
-        *self.aim.lock().expect("aim lock") = Arc::downgrade(&watch.aim);
+        *aim.lock().expect("aim lock") = Arc::downgrade(&watch.aim);
         Some(Watches::File(watch))
     }
 
@@ -299,13 +333,11 @@ impl Condition for Check {
 impl Check {
     /// `target` checked with the run's `context`.
     pub fn new(target: Target, context: Arc<Context>) -> Check {
-        let (lane, aim, feed) = Default::default();
         Check {
+            held: Held::for_kind(&target.kind),
             target,
             context,
-            lane,
-            aim,
-            feed,
+            lane: Default::default(),
         }
     }
 
@@ -322,7 +354,7 @@ impl Check {
                     at.waiting_for(crate::runtime::lane::FS_SILENT);
                 }
                 let (path, context) = (path.clone(), context.clone());
-                let aim = self.aim.lock().expect("aim lock").upgrade();
+                let aim = self.held.aim();
                 let job = move || {
                     aim.inspect(|aim| aim.refresh());
                     file::check(&path, context.options.matcher.as_ref())
@@ -341,7 +373,7 @@ impl Check {
             Kind::K8s(target) => match &context.options.k8s {
                 Some(cluster) => {
                     let resolver = &context.resolver;
-                    k8s::check(target, cluster, &self.feed, resolver, at).await
+                    k8s::check(target, cluster, &self.held.feed(), resolver, at).await
                 }
                 None => Err(Failure::Text("no in-cluster config for k8s://".into())),
             },

@@ -5,7 +5,7 @@ pub mod report;
 use std::sync::Arc;
 
 use crate::cli::dashes;
-use crate::engine;
+use crate::engine::{self, Entry};
 use crate::error::describe_io;
 use crate::exit::Exit;
 use crate::grammar::duration::humanize;
@@ -44,13 +44,14 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
         tracing::info!(event = "disabled", "READYGATE_DISABLED is set: not waiting");
         return ready(plan, signals).await;
     }
-    let names: Vec<String> = plan.targets.iter().map(ToString::to_string).collect();
-    let checks: Vec<Check> = plan
-        .targets
-        .iter()
-        .map(|target| Check::new(target.clone(), context.clone()))
+    let entries: Vec<Entry<Check>> = (plan.targets.iter())
+        .map(|target| Entry {
+            condition: Check::new(target.clone(), context.clone()),
+            name: target.to_string(),
+            schedule: plan.spacing.of(target),
+        })
         .collect();
-    let looks = command_among_targets(plan, &checks);
+    let looks = command_among_targets(plan, &entries);
     tokio::pin!(looks);
     // Said before anything else, unless a look is slow (a dead mount): then alongside the wait.
     let looked = match tokio::time::timeout(LOOK_FIRST, &mut looks).await {
@@ -68,6 +69,7 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
         } else {
             "to be ready"
         };
+        let names: Vec<String> = entries.iter().map(|entry| entry.name.clone()).collect();
         let names = engine::first_few(&names);
         let partial = crate::kind::uses::note(&plan.partial);
         tracing::info!(
@@ -86,7 +88,7 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
         // First: a target that is the command is found by its look before its attempt.
         biased;
         Some(usage) = &mut looks, if !looked => return usage,
-        report = engine::run(checks, &names, &plan.schedules, &plan.policy) => report,
+        report = engine::run(entries, &plan.policy) => report,
         signal = signals.next() => return stopped(signal, "before readiness"),
         usage = touch_folder(plan) => return usage,
     };
@@ -140,17 +142,18 @@ const LOOK_FIRST: std::time::Duration = std::time::Duration::from_millis(100);
 /// runs on its target's lane, ahead of its first attempt, never on the runtime's thread.
 fn command_among_targets(
     plan: &Plan,
-    checks: &[Check],
+    entries: &[Entry<Check>],
 ) -> impl std::future::Future<Output = Option<Exit>> {
-    let looks: Vec<_> = (plan.targets.iter().zip(checks).enumerate())
+    let looks: Vec<_> = (entries.iter().enumerate())
         .filter(|(index, _)| plan.may_be_the_command(*index))
-        .filter_map(|(_, (target, check))| {
-            let Kind::File(path) = &target.kind else {
+        .filter_map(|(_, entry)| {
+            let check = &entry.condition;
+            let Kind::File(path) = &check.target.kind else {
                 return None;
             };
             let path = path.clone();
             let look = check.lane.start(move || dashes::is_executable(&path));
-            Some((target.to_string(), look))
+            Some((entry.name.clone(), look))
         })
         .collect();
     async move {
