@@ -12,7 +12,7 @@
 //! period) when the test stops it.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use yaml_rust2::{Yaml, YamlLoader};
 
@@ -180,10 +180,9 @@ pub(crate) fn run(invocation: &Invocation, sandbox: &Path) -> (Option<i32>, Stri
             .env("READYGATE_LISTEN", "127.0.0.1:0")
             .current_dir(sandbox),
     );
-    let deadline = Instant::now() + SETTLE_LIMIT;
-    while running.is_running() && !running.said(" INFO ") && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    crate::support::events::poll_until(SETTLE_LIMIT, Duration::from_millis(5), || {
+        !running.is_running() || running.said(" INFO ")
+    });
     if running.is_running() {
         // Dropped: killed.
         return (None, String::new());

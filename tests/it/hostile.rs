@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use crate::support::emulated::time_limit;
+use crate::support::events::exit_within;
 use crate::support::http::{Answer, HttpServer};
 use crate::support::measure::{measured, measured_at, Measured};
 use crate::support::pipe::full_pipe;
@@ -482,17 +483,12 @@ fn a_slow_file_target_does_not_hold_up_another_target() {
 fn ended_within(command: &mut std::process::Command, limit: Duration) -> (Option<i32>, Duration) {
     let started = std::time::Instant::now();
     let mut child = command.spawn().expect("spawn readygate");
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return (status.code(), started.elapsed());
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            return (None, started.elapsed());
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    let status = exit_within(&mut child, limit);
+    if status.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
     }
+    (status.and_then(|s| s.code()), started.elapsed())
 }
 
 /// How long exit waits for queued lines to be written (docs/cli.md: "at most 200 ms").
@@ -551,19 +547,12 @@ fn a_sigterm_is_answered_while_stderr_is_full() {
     let sent = std::time::Instant::now();
     // SAFETY: kill(2) on our own child, not yet waited for.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let limit = Duration::from_secs(10);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if sent.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = exit_within(&mut child, Duration::from_secs(10));
     let took = sent.elapsed();
+    if status.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
     assert_eq!(status.and_then(|s| s.code()), Some(143), "after {took:?}");
     assert!(
         took < time_limit(took, Duration::from_secs(2)),

@@ -6,11 +6,13 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::support::events::Stop;
 use crate::support::served::{ask, Served};
+use crate::support::wait_until;
 
 /// The longest a well-behaved request may take while the attack runs, here.
 const LOOSE_BOUND: Duration = Duration::from_secs(3);
@@ -25,14 +27,35 @@ fn served() -> (Served, TcpListener) {
     (Served::start(&["--fresh-for", "1h", &target]), listener)
 }
 
-/// Asks `/ready` over and over until `done`, each answer 200 within [`LOOSE_BOUND`]; returns
-/// how many were asked and the slowest. A connection of this client can be evicted as one of
-/// the attacker's when the machine stalls it between connecting and sending its request
+/// The well-behaved client, as the attack sees it: told when to stop, and counting its answers.
+#[derive(Default)]
+struct Client {
+    /// Given once the attack is over.
+    stop: Stop,
+    /// Answers it has had so far.
+    answered: AtomicUsize,
+}
+
+impl Client {
+    /// Waits until the client has had `n` more answers: the attack held while serve went on
+    /// answering.
+    #[track_caller]
+    fn answered_more(&self, n: usize) {
+        let from = self.answered.load(Ordering::SeqCst);
+        wait_until(&format!("{n} more answers to the client"), || {
+            self.answered.load(Ordering::SeqCst) >= from + n
+        });
+    }
+}
+
+/// Asks `/ready` over and over until told to stop, each answer 200 within [`LOOSE_BOUND`];
+/// returns how many were asked and the slowest. A connection of this client can be evicted as
+/// one of the attacker's when the machine stalls it between connecting and sending its request
 /// (the benchmark counts these): a few such losses in a hundred are tolerated, as the
 /// kubelet's failureThreshold tolerates them, never a wrong or slow answer.
-fn keep_asking(addr: SocketAddr, done: &AtomicBool) -> (usize, Duration) {
+fn keep_asking(addr: SocketAddr, client: &Client) -> (usize, Duration) {
     let (mut asked, mut lost, mut slowest) = (0, 0, Duration::ZERO);
-    while !done.load(Ordering::SeqCst) || asked < 5 {
+    while !client.stop.given() || asked < 5 {
         asked += 1;
         let Some(answer) = std::panic::catch_unwind(|| ask(addr, "GET", "/ready", &[])).ok() else {
             lost += 1;
@@ -45,7 +68,9 @@ fn keep_asking(addr: SocketAddr, done: &AtomicBool) -> (usize, Duration) {
             answer.took
         );
         slowest = slowest.max(answer.took);
-        thread::sleep(Duration::from_millis(20));
+        client.answered.fetch_add(1, Ordering::SeqCst);
+        // A client's pace, cut short when the attack ends.
+        client.stop.pause(Duration::from_millis(20));
     }
     assert!(
         lost * 50 <= asked,
@@ -61,15 +86,15 @@ fn peak_kib(pid: u32) -> u64 {
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
-/// Runs `attack` (told when to stop) beside a well-behaved client, then checks serve's memory.
-fn under_attack(label: &str, attack: impl FnOnce(SocketAddr, &AtomicBool) + Send) {
+/// Runs `attack` beside a well-behaved client (which it can wait on), then checks serve's memory.
+fn under_attack(label: &str, attack: impl FnOnce(SocketAddr, &Client) + Send) {
     let (served, _target) = served();
     let addr = served.addr;
-    let done = AtomicBool::new(false);
+    let client = Client::default();
     let (asked, slowest) = thread::scope(|scope| {
-        let asking = scope.spawn(|| keep_asking(addr, &done));
-        attack(addr, &done);
-        done.store(true, Ordering::SeqCst);
+        let asking = scope.spawn(|| keep_asking(addr, &client));
+        attack(addr, &client);
+        client.stop.give();
         asking.join().unwrap()
     });
     let peak = peak_kib(served.running.pid());
@@ -141,7 +166,7 @@ fn ten_thousand_idle_connections_do_not_lock_out_a_well_behaved_client() {
         count >= 1000,
         "descriptor limit {limit} is too low for this test"
     );
-    under_attack("idle connections", |addr, _| {
+    under_attack("idle connections", |addr, client| {
         let mut held = Vec::with_capacity(count);
         let started = Instant::now();
         while held.len() < count {
@@ -151,14 +176,14 @@ fn ten_thousand_idle_connections_do_not_lock_out_a_well_behaved_client() {
             }
         }
         eprintln!("{count} connections opened in {:?}", started.elapsed());
-        // Held open a while longer, as the well-behaved client keeps asking.
-        thread::sleep(Duration::from_millis(500));
+        // Held open while the well-behaved client is answered again.
+        client.answered_more(10);
     });
 }
 
 #[test]
 fn clients_that_never_read_do_not_block_serve() {
-    under_attack("never read", |addr, _| {
+    under_attack("never read", |addr, client| {
         // 500 full requests whose answers are never read, on connections kept open.
         let held: Vec<TcpStream> = (0..500)
             .filter_map(|_| {
@@ -170,7 +195,7 @@ fn clients_that_never_read_do_not_block_serve() {
             })
             .collect();
         assert!(held.len() > 400);
-        thread::sleep(Duration::from_millis(500));
+        client.answered_more(10);
     });
 }
 

@@ -8,14 +8,16 @@
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use socket2::{Domain, Socket, Type};
 
+use crate::support::events::Stop;
 use crate::support::h2c::{self, H2c};
 use crate::support::served::{ask, Served};
+use crate::support::wait_until;
 
 /// Another pod's address, as the kubelet's (here 127.0.0.1) is the node's.
 const OTHER_POD: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
@@ -79,10 +81,10 @@ fn closed_within(stream: &mut TcpStream, wait: Duration) -> bool {
 
 /// Eight gRPC calls on one h2c connection, each sending a message that never ends, a byte
 /// every 200 ms; a new connection whenever serve closes this one.
-fn endless_grpc_bodies(from: IpAddr, to: SocketAddr, done: &AtomicBool) {
-    while !done.load(Ordering::SeqCst) {
+fn endless_grpc_bodies(from: IpAddr, to: SocketAddr, done: &Stop) {
+    while !done.given() {
         let Some(mut conn) = h2c_from(from, to) else {
-            thread::sleep(Duration::from_millis(200));
+            done.pause(Duration::from_millis(200));
             continue;
         };
         let ids: Vec<u32> = (0..8).map(|_| conn.next_stream()).collect();
@@ -98,7 +100,7 @@ fn endless_grpc_bodies(from: IpAddr, to: SocketAddr, done: &AtomicBool) {
             opening.extend(h2c::frame(h2c::DATA, 0, id, &[0, 0, 0, 3, 0xe8, 0x0a]));
         }
         let mut alive = conn.send(&opening);
-        while alive && !done.load(Ordering::SeqCst) {
+        while alive && !done.given() {
             let drip: Vec<u8> = ids
                 .iter()
                 .flat_map(|&id| h2c::frame(h2c::DATA, 0, id, b"a"))
@@ -110,15 +112,15 @@ fn endless_grpc_bodies(from: IpAddr, to: SocketAddr, done: &AtomicBool) {
 }
 
 /// `GET /ready` over HTTP/1.1 with a chunked body that never ends, a byte every 200 ms.
-fn endless_http1_body(from: IpAddr, to: SocketAddr, done: &AtomicBool) {
-    while !done.load(Ordering::SeqCst) {
+fn endless_http1_body(from: IpAddr, to: SocketAddr, done: &Stop) {
+    while !done.given() {
         let Some(mut stream) = connect_from(from, to) else {
-            thread::sleep(Duration::from_millis(200));
+            done.pause(Duration::from_millis(200));
             continue;
         };
         let head = "GET /ready HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n";
         let mut alive = stream.write_all(head.as_bytes()).is_ok();
-        while alive && !done.load(Ordering::SeqCst) {
+        while alive && !done.given() {
             alive = stream.write_all(b"1\r\na\r\n").is_ok()
                 && !closed_within(&mut stream, Duration::from_millis(200));
         }
@@ -127,10 +129,10 @@ fn endless_http1_body(from: IpAddr, to: SocketAddr, done: &AtomicBool) {
 
 /// Floods on one h2c connection until serve closes it: SETTINGS and PING frames (each of which
 /// asks for an answer), then a header block continued by CONTINUATION frames without end.
-fn floods(from: IpAddr, to: SocketAddr, done: &AtomicBool) {
-    while !done.load(Ordering::SeqCst) {
+fn floods(from: IpAddr, to: SocketAddr, done: &Stop) {
+    while !done.given() {
         let Some(mut conn) = h2c_from(from, to) else {
-            thread::sleep(Duration::from_millis(200));
+            done.pause(Duration::from_millis(200));
             continue;
         };
         let mut flood = Vec::new();
@@ -142,7 +144,7 @@ fn floods(from: IpAddr, to: SocketAddr, done: &AtomicBool) {
         flood.extend(h2c::frame(h2c::HEADERS, 0, id, &h2c::get_headers("/ready")));
         let mut alive = conn.send(&flood);
         let more = h2c::header_block(&[("x-more", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")]);
-        while alive && !done.load(Ordering::SeqCst) {
+        while alive && !done.given() {
             let continued: Vec<u8> = (0..100)
                 .flat_map(|_| h2c::frame(h2c::CONTINUATION, 0, id, &more))
                 .collect();
@@ -153,11 +155,12 @@ fn floods(from: IpAddr, to: SocketAddr, done: &AtomicBool) {
 }
 
 /// GETs over HTTP/2 whose stream the client never ends, then streams opened and reset at once,
-/// 200 at a time (the "rapid reset" attack, which h2 answers with a GOAWAY and a warning).
-fn rapid_resets(from: IpAddr, to: SocketAddr, done: &AtomicBool) {
-    while !done.load(Ordering::SeqCst) {
+/// 200 at a time (the "rapid reset" attack, which h2 answers with a GOAWAY and a warning);
+/// counts the connections serve closed.
+fn rapid_resets(from: IpAddr, to: SocketAddr, done: &Stop, closed: &AtomicUsize) {
+    while !done.given() {
         let Some(mut conn) = h2c_from(from, to) else {
-            thread::sleep(Duration::from_millis(200));
+            done.pause(Duration::from_millis(200));
             continue;
         };
         let get = h2c::get_headers("/ready");
@@ -173,8 +176,10 @@ fn rapid_resets(from: IpAddr, to: SocketAddr, done: &AtomicBool) {
             burst.extend(h2c::frame(h2c::RST_STREAM, 0, id, &CANCEL.to_be_bytes()));
         }
         conn.send(&burst);
-        closed_within(&mut conn.stream, Duration::from_millis(1000));
-        thread::sleep(Duration::from_millis(100));
+        if closed_within(&mut conn.stream, Duration::from_millis(1000)) {
+            closed.fetch_add(1, Ordering::SeqCst);
+        }
+        done.pause(Duration::from_millis(100));
     }
 }
 
@@ -187,9 +192,9 @@ struct Seen {
 
 /// The kubelet: `/ready` and `/livez` over HTTP/1, and the gRPC health check over h2c, each on
 /// a fresh connection, until `done`. A wrong answer fails the test; a lost one is counted.
-fn probes(to: SocketAddr, done: &AtomicBool) -> Seen {
+fn probes(to: SocketAddr, done: &Stop) -> Seen {
     let mut seen = Seen::default();
-    while !done.load(Ordering::SeqCst) {
+    while !done.given() {
         for path in ["/ready", "/livez"] {
             match std::panic::catch_unwind(|| ask(to, "GET", path, &[])) {
                 Ok(answer) => {
@@ -204,7 +209,7 @@ fn probes(to: SocketAddr, done: &AtomicBool) -> Seen {
             true => seen.took.push(("grpc", started.elapsed())),
             false => seen.lost.push("grpc"),
         }
-        thread::sleep(Duration::from_millis(100));
+        done.pause(Duration::from_millis(100));
     }
     seen
 }
@@ -216,21 +221,22 @@ fn attacked_from(from: IpAddr) -> (Seen, String) {
     let ready = format!("tcp://{}", target.local_addr().unwrap());
     let mut served = Served::start(&["--attempt-timeout", "300ms", &ready]);
     let addr = served.addr;
-    let done = AtomicBool::new(false);
+    let (done, closed) = (Stop::default(), AtomicUsize::new(0));
     let seen = thread::scope(|scope| {
         let mut attackers = Vec::new();
         for n in 0..88 {
-            let done = &done;
+            let (done, closed) = (&done, &closed);
             attackers.push(scope.spawn(move || match n {
                 0..64 => endless_grpc_bodies(from, addr, done),
                 64..80 => endless_http1_body(from, addr, done),
-                80..84 => rapid_resets(from, addr, done),
+                80..84 => rapid_resets(from, addr, done, closed),
                 _ => floods(from, addr, done),
             }));
         }
         let kubelet = scope.spawn(|| probes(addr, &done));
+        // The attack's length: several connection lifetimes.
         thread::sleep(ATTACK);
-        done.store(true, Ordering::SeqCst);
+        done.give();
         for attacker in attackers {
             attacker.join().unwrap();
         }
@@ -307,15 +313,17 @@ fn at_v_the_http_library_complaints_are_capped() {
     let target = TcpListener::bind("127.0.0.1:0").unwrap();
     let ready = format!("tcp://{}", target.local_addr().unwrap());
     let mut served = Served::start(&["-v", &ready]);
-    let (addr, done) = (served.addr, AtomicBool::new(false));
+    let (addr, done, closed) = (served.addr, Stop::default(), AtomicUsize::new(0));
     thread::scope(|scope| {
         let resets: Vec<_> = (0..4)
-            .map(|_| scope.spawn(|| rapid_resets(OTHER_POD, addr, &done)))
+            .map(|_| scope.spawn(|| rapid_resets(OTHER_POD, addr, &done, &closed)))
             .collect();
-        // h2 complains of each connection: shown at -v, but only the first few.
+        // h2 complains of each connection: shown at -v, but only the first few of 40.
         served.running.line("reached limit");
-        thread::sleep(Duration::from_secs(2));
-        done.store(true, Ordering::SeqCst);
+        wait_until("40 connections closed for their resets", || {
+            closed.load(Ordering::SeqCst) >= 40
+        });
+        done.give();
         resets.into_iter().for_each(|r| r.join().unwrap());
     });
     served.running.signal(libc::SIGTERM);

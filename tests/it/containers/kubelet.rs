@@ -395,17 +395,19 @@ impl Pod {
 
     /// Waits until a container's log holds `text`, notes that line, and returns the log.
     pub fn wait_for_log(&mut self, name: &str, text: &str, limit: Duration) -> String {
-        let deadline = Instant::now() + limit;
-        loop {
-            let log = self.logs(name);
-            if let Some(line) = log.lines().find(|line| line.contains(text)) {
+        let mut log = String::new();
+        // Each look runs `podman logs`: five a second are enough.
+        let every = Duration::from_millis(200);
+        let logged = crate::support::events::poll_until(limit, every, || {
+            log = self.logs(name);
+            log.contains(text)
+        });
+        match log.lines().find(|line| line.contains(text)) {
+            Some(line) if logged.is_some() => {
                 self.step(format!("log {name}: {}", line.trim()));
-                return log;
+                log
             }
-            if Instant::now() > deadline {
-                self.fail(&format!("{name} did not log {text:?} within {limit:?}"));
-            }
-            thread::sleep(Duration::from_millis(200));
+            _ => self.fail(&format!("{name} did not log {text:?} within {limit:?}")),
         }
     }
 

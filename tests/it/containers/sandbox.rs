@@ -64,16 +64,10 @@ pub fn run_within(program: &str, args: &[&str], limit: Duration) -> Option<Finis
         });
     let stdout = drain(child.stdout.take().unwrap());
     let stderr = drain(child.stderr.take().unwrap());
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for child") {
-            break status;
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        thread::sleep(Duration::from_millis(10));
+    let Some(status) = crate::support::events::exit_within(&mut child, limit) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return None;
     };
     Some(Finished {
         code: status.code().unwrap_or(-1),

@@ -3,7 +3,7 @@
 
 use std::io::Read;
 use std::net::TcpStream;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::probe;
 use crate::support::mariadb::{MariaDb, MAX_CONNECTIONS};
@@ -42,8 +42,10 @@ fn mariadb_greets_until_its_connections_run_out() {
 /// moment ago (the probes', the start-up's port check) may still be counted: the server then
 /// answers with an ERR packet (1040) instead, and the connection is made again.
 fn greeted(server: &MariaDb) -> TcpStream {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
+    let mut greeted = None;
+    // A pause between polls of the server's count, not a wait for a race to pass.
+    let every = Duration::from_millis(10);
+    crate::support::events::poll_until(Duration::from_secs(20), every, || {
         let mut stream = TcpStream::connect(server.addr).expect("connect");
         let mut header = [0u8; 4];
         stream.read_exact(&mut header).expect("packet header");
@@ -52,14 +54,13 @@ fn greeted(server: &MariaDb) -> TcpStream {
         stream.read_exact(&mut payload).expect("packet payload");
         match payload.first() {
             // Protocol version 10: a greeting.
-            Some(10) => return stream,
-            Some(0xff) if Instant::now() < deadline => {
-                // Not a sleep to wait out a race: a pause between polls of the server's count.
-                std::thread::sleep(Duration::from_millis(10));
-            }
+            Some(10) => greeted = Some(stream),
+            Some(0xff) => {}
             _ => panic!("no greeting from MariaDB: {payload:?}"),
         }
-    }
+        greeted.is_some()
+    });
+    greeted.expect("a greeting from MariaDB within 20 s (it kept refusing with ERR 1040)")
 }
 
 #[test]

@@ -5,7 +5,7 @@ use std::fs::File;
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub use super::deps::require;
 
@@ -51,27 +51,28 @@ impl Daemon {
     /// or takes longer than [`START_LIMIT`].
     #[track_caller]
     pub fn wait_until(&mut self, what: &str, mut ready: impl FnMut() -> bool) {
-        let started = Instant::now();
-        while !ready() {
-            if let Some(status) = self
-                .child
-                .as_mut()
-                .and_then(|c| c.try_wait().ok().flatten())
-            {
-                panic!(
-                    "{} exited ({status}) before {what}:\n{}",
-                    self.name,
-                    self.log()
-                );
+        let mut exited = None;
+        let child = &mut self.child;
+        let seen = super::events::poll_until(START_LIMIT, Duration::from_millis(20), || {
+            if ready() {
+                return true;
             }
-            if started.elapsed() > START_LIMIT {
-                panic!(
-                    "{} not {what} after {START_LIMIT:?}:\n{}",
-                    self.name,
-                    self.log()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
+            exited = child.as_mut().and_then(|c| c.try_wait().ok().flatten());
+            exited.is_some()
+        });
+        if let Some(status) = exited {
+            panic!(
+                "{} exited ({status}) before {what}:\n{}",
+                self.name,
+                self.log()
+            );
+        }
+        if seen.is_none() {
+            panic!(
+                "{} not {what} after {START_LIMIT:?}:\n{}",
+                self.name,
+                self.log()
+            );
         }
     }
 
@@ -106,12 +107,8 @@ impl Daemon {
             // SAFETY: signalling our own child, which has not been reaped yet.
             unsafe { libc::kill(pid, libc::SIGTERM) };
         }
-        let started = Instant::now();
-        while started.elapsed() < Duration::from_secs(5) {
-            if let Ok(Some(_)) = child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
+        if super::events::exit_within(&mut child, Duration::from_secs(5)).is_some() {
+            return;
         }
         let _ = child.kill();
         let _ = child.wait();

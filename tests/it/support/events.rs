@@ -4,6 +4,8 @@
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::process::{Child, ExitStatus};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long an awaited event may take: generous, as a loaded 2-core machine can stall a
@@ -17,31 +19,103 @@ const POLL: Duration = Duration::from_millis(5);
 /// Waits until `done()` holds; fails the test naming `what` after [`EVENT_LIMIT`]. Returns when
 /// it was first seen to hold.
 #[track_caller]
-pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) -> Instant {
-    let deadline = Instant::now() + EVENT_LIMIT;
-    loop {
-        if done() {
-            return Instant::now();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what}: not within {EVENT_LIMIT:?}"
-        );
-        std::thread::sleep(POLL);
+pub fn wait_until(what: &str, done: impl FnMut() -> bool) -> Instant {
+    match poll_until(EVENT_LIMIT, POLL, done) {
+        Some(seen) => seen,
+        None => panic!("{what}: not within {EVENT_LIMIT:?}"),
     }
 }
 
 /// Whether `done()` comes to hold within [`EVENT_LIMIT`], for a test that asserts on it
 /// afterwards with a message of its own (e.g. a server thread that may still be counting).
-pub fn comes_to_hold(mut done: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + EVENT_LIMIT;
-    while !done() {
-        if Instant::now() >= deadline {
-            return false;
+pub fn comes_to_hold(done: impl FnMut() -> bool) -> bool {
+    poll_until(EVENT_LIMIT, POLL, done).is_some()
+}
+
+/// Looks at `done()` every `every` until it holds (when it was first seen to), for at most
+/// `limit`: the one polling loop of the suite, for states that give no signal of their own (a
+/// server's count, a log a command prints); `every` sets only how soon a change is seen, and
+/// how much the looking costs.
+pub fn poll_until(
+    limit: Duration,
+    every: Duration,
+    mut done: impl FnMut() -> bool,
+) -> Option<Instant> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if done() {
+            return Some(Instant::now());
         }
-        std::thread::sleep(POLL);
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(every);
     }
-    true
+}
+
+/// Waits up to `limit` for `child` to exit: its status, or `None` while it still runs. The
+/// kernel tells of the exit (a pidfd turns readable), so no time is lost between looks.
+pub fn exit_within(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    // SAFETY: pidfd_open on our own child, not yet reaped; the descriptor is closed below.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, child.id(), 0) };
+    match libc::c_int::try_from(pidfd) {
+        Ok(fd) if fd >= 0 => {
+            let mut pollfd = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let millis = libc::c_int::try_from(limit.as_millis()).unwrap_or(libc::c_int::MAX);
+            // SAFETY: one valid pollfd, then our own descriptor closed once.
+            unsafe {
+                libc::poll(&mut pollfd, 1, millis);
+                libc::close(fd);
+            }
+            child.try_wait().expect("wait for the child")
+        }
+        // No pidfd (an old kernel, an emulator): looked at as any other state.
+        _ => {
+            let mut status = None;
+            poll_until(limit, POLL, || {
+                status = child.try_wait().expect("wait for the child");
+                status.is_some()
+            });
+            status
+        }
+    }
+}
+
+/// A signal to stop, for threads that act at a pace until the test is done with them (an
+/// attacker, a client that keeps asking): their pause between acts ends as soon as it is given.
+#[derive(Default)]
+pub struct Stop {
+    /// Whether it has been given.
+    given: Mutex<bool>,
+    /// Wakes the paused threads when it is given.
+    changed: Condvar,
+}
+
+impl Stop {
+    /// Tells every thread to stop, waking those paused.
+    pub fn give(&self) {
+        *self.given.lock().unwrap() = true;
+        self.changed.notify_all();
+    }
+
+    /// Whether it has been given.
+    pub fn given(&self) -> bool {
+        *self.given.lock().unwrap()
+    }
+
+    /// Pauses for `pace`, or until it is given: whether the thread is to go on.
+    pub fn pause(&self, pace: Duration) -> bool {
+        let given = self.given.lock().unwrap();
+        let (given, _) = self
+            .changed
+            .wait_timeout_while(given, pace, |given| !*given)
+            .unwrap();
+        !*given
+    }
 }
 
 /// Waits until `path` exists.
