@@ -59,15 +59,231 @@ fn expect_bounded_failure(label: &str, run: &Measured, target: &str, words: &[&s
     report(label, run);
 }
 
-#[test]
-fn a_server_that_accepts_and_never_answers() {
-    let peer = Peer::start(raw::silent);
-    let url = peer.url("http", "/ready");
-    let run = hostile_wait(&url, &[]);
-    expect_bounded_failure("silent server", &run, &url, &["no response within"]);
-    assert!(peer.accepted() >= 3, "one fresh connection per attempt");
+/// What a hostile peer is, and how to start it: one per row of [`hostile_peers!`].
+#[derive(Clone, Copy)]
+enum Kind {
+    /// A raw TCP peer acting out `behaviour`, named by a URL of `scheme` and `path`.
+    Raw(raw::Behaviour, &'static str, &'static str),
+    /// An HTTP server whose two paths redirect to each other.
+    RedirectLoop,
+    /// A gRPC server that answers and never sends its trailers.
+    Trailerless,
+    /// A Unix socket whose peer closes each connection at once, behind an `http://` target.
+    UnixHangUp,
+    /// A file replaced, truncated, turned into a folder and a FIFO, over and over.
+    ShapeShifter,
+    /// A FIFO nobody writes to.
+    Fifo,
+    /// `/dev/zero`: endless.
+    DevZero,
+    /// A sparse file of 4 GiB.
+    Sparse4GiB,
+    /// A file of a mebibyte of word characters (a slow regex's worst case).
+    Words,
+}
 
-    let target = peer.url("tcp", "");
+/// A started peer: the target to wait for, options it needs, and how often it was asked.
+struct Started {
+    /// The target as given to readygate.
+    target: String,
+    /// Options the target needs (a Unix socket's path).
+    options: Vec<String>,
+    /// Connections, requests or changes so far; `usize::MAX` for a file nobody counts.
+    seen: Box<dyn Fn() -> usize>,
+}
+
+impl Kind {
+    /// Starts the peer, with any file it needs in `dir`.
+    fn start(self, dir: &TempDir) -> Started {
+        let file = |target: String| Started {
+            target,
+            options: Vec::new(),
+            seen: Box::new(|| usize::MAX),
+        };
+        match self {
+            Kind::Raw(behaviour, scheme, path) => {
+                let peer = Peer::start(behaviour);
+                Started {
+                    target: peer.url(scheme, path),
+                    options: Vec::new(),
+                    seen: Box::new(move || peer.accepted()),
+                }
+            }
+            Kind::RedirectLoop => {
+                let server = HttpServer::start(|seen, _| match seen.path.as_str() {
+                    "/ping" => Answer::status(302).header("location", "/pong"),
+                    _ => Answer::status(307).header("location", "/ping"),
+                });
+                Started {
+                    target: server.url("/ping"),
+                    options: Vec::new(),
+                    seen: Box::new(move || server.hits()),
+                }
+            }
+            Kind::Trailerless => {
+                let server = TrailerlessGrpc::start();
+                Started {
+                    target: format!("grpc://{}/app", server.addr),
+                    options: Vec::new(),
+                    seen: Box::new(move || server.calls()),
+                }
+            }
+            Kind::UnixHangUp => {
+                let socket = HangUpSocket::start(&dir.join("app.sock"));
+                Started {
+                    target: "http://app.local/ready".into(),
+                    options: vec!["--unix-socket".into(), socket.path.display().to_string()],
+                    seen: Box::new(move || socket.accepted()),
+                }
+            }
+            Kind::ShapeShifter => {
+                let path = dir.join("state");
+                let shifter = ShapeShifter::start(&path);
+                Started {
+                    target: format!("file://{}", path.display()),
+                    options: Vec::new(),
+                    seen: Box::new(move || shifter.changes()),
+                }
+            }
+            Kind::Fifo => {
+                let fifo = dir.join("fifo");
+                crate::support::make_fifo(&fifo).unwrap();
+                file(format!("file://{}", fifo.display()))
+            }
+            Kind::DevZero => file("/dev/zero".into()),
+            Kind::Sparse4GiB => file(sparse_4_gib(dir).display().to_string()),
+            Kind::Words => {
+                let path = dir.join("words");
+                std::fs::write(&path, vec![b'x'; 1 << 20]).unwrap();
+                file(path.display().to_string())
+            }
+        }
+    }
+}
+
+/// A sparse file of 4 GiB in `dir`.
+fn sparse_4_gib(dir: &TempDir) -> std::path::PathBuf {
+    let huge = dir.join("huge");
+    std::fs::File::create(&huge)
+        .and_then(|f| f.set_len(4 << 30))
+        .unwrap();
+    huge
+}
+
+/// One hostile peer and what the wait must say of it.
+struct Case {
+    /// Names the peer in failures and in bench/hostile.sh's report.
+    label: &'static str,
+    /// The peer.
+    kind: Kind,
+    /// Options given beside the target.
+    options: &'static [&'static str],
+    /// Words the failure line must hold (`a|b`: either).
+    words: &'static [&'static str],
+    /// Fewest connections, requests or changes the peer must have seen: one fresh connection
+    /// per attempt, or a file that changed under the reads.
+    seen: usize,
+}
+
+/// Runs `case`: the wait ends with status 1 at its deadline, within its memory, naming what
+/// went wrong, having asked the peer as often as the case says.
+fn run(case: Case) {
+    let dir = TempDir::new();
+    let peer = case.kind.start(&dir);
+    let mut options: Vec<&str> = case.options.to_vec();
+    options.extend(peer.options.iter().map(String::as_str));
+    let run = hostile_wait(&peer.target, &options);
+    expect_bounded_failure(case.label, &run, &peer.target, case.words);
+    let seen = (peer.seen)();
+    assert!(
+        seen >= case.seen,
+        "{}: seen {seen} times, at least {} expected",
+        case.label,
+        case.seen
+    );
+}
+
+/// The table: one test per row, each named for its peer, all held to the same bounds by [`run`].
+macro_rules! hostile_peers {
+    ($($name:ident: $label:literal, $kind:expr, $options:expr, $words:expr, $seen:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                run(Case {
+                    label: $label,
+                    kind: $kind,
+                    options: &$options,
+                    words: &$words,
+                    seen: $seen,
+                });
+            }
+        )*
+    };
+}
+
+/// A regex that takes seconds over a megabyte of word characters (even in a release build).
+const SLOW_REGEX: &str = r"(\w+\s*){1,20}READY";
+
+hostile_peers! {
+    a_server_that_accepts_and_never_answers: "silent server",
+        Kind::Raw(raw::silent, "http", "/ready"), [], ["no response within"], 3;
+    a_server_that_drips_its_headers_a_byte_a_second: "header drip",
+        Kind::Raw(raw::drip_headers, "http", "/"), [], ["no response within"], 3;
+    // Every attempt reads at most 1 MiB and lets go: many attempts, each cut short.
+    a_server_that_sends_an_endless_body: "endless body",
+        Kind::Raw(raw::endless_body, "http", "/"), ["--contains", "ready"],
+        ["body did not contain \"ready\""], 3;
+    a_server_that_resets_the_connection_in_its_head: "reset in head",
+        Kind::Raw(raw::reset_in_head, "http", "/head"), [], ["reset"], 3;
+    a_server_that_resets_the_connection_in_its_body: "reset in body",
+        Kind::Raw(raw::reset_in_body, "http", "/body"), ["--contains", "ready"],
+        ["reading body", "reset"], 3;
+    a_server_that_sends_a_1_mib_header: "1 MiB header",
+        Kind::Raw(raw::huge_header, "http", "/"), [], ["too large"], 1;
+    a_server_that_sends_1_mib_of_headers: "1 MiB of headers",
+        Kind::Raw(raw::header_flood, "http", "/flood"), [], ["too large"], 1;
+    a_redirect_loop: "redirect loop",
+        Kind::RedirectLoop, [], ["stopped after 10 redirects"], 20;
+    a_server_that_sends_informational_heads_forever: "endless 103 heads",
+        Kind::Raw(raw::informational_forever, "http", "/"), [],
+        ["too many informational (1xx) responses"], 3;
+    // Status only: the kubelet's timeout covers reading the body, and so does readygate's.
+    a_body_that_stalls_is_not_ready_at_the_attempt_timeout: "stalled body",
+        Kind::Raw(raw::stalled_body, "http", "/"), [], ["body not complete within"], 1;
+    an_https_listener_that_never_finishes_the_handshake: "stalled TLS handshake (https)",
+        Kind::Raw(raw::silent, "https", "/ready"), ["--insecure"],
+        ["TLS handshake not complete within"], 3;
+    a_grpcs_listener_that_never_finishes_the_handshake: "stalled TLS handshake (grpcs)",
+        Kind::Raw(raw::silent, "grpcs", ""), ["--insecure"],
+        ["TLS handshake not complete within"], 1;
+    a_grpc_server_that_never_sends_trailers: "gRPC without trailers",
+        Kind::Trailerless, [], ["answer not complete within"], 3;
+    // Closed before reading the request, or with it unread (then the kernel reports a reset).
+    a_unix_socket_whose_peer_closes_at_once: "Unix socket hang-up",
+        Kind::UnixHangUp, [], ["connection closed|connection reset"], 3;
+    a_file_replaced_truncated_and_turned_into_a_folder_while_read: "shape-shifting file",
+        Kind::ShapeShifter, ["--contains", "serving"],
+        ["did not contain \"serving\"|is a directory|not a regular file|no such file"], 101;
+    // Opening a FIFO nobody writes to for reading must not block the wait.
+    a_fifo_nobody_writes_to: "FIFO file",
+        Kind::Fifo, ["--contains", "ready"], ["not a regular file"], 0;
+    an_endless_device: "/dev/zero",
+        Kind::DevZero, ["--contains", "ready"], ["not a regular file"], 0;
+    // Only its first MiB is ever read. On a loaded machine one attempt (a debug build's regex
+    // over that MiB) may outlast the 500 ms attempt timeout, so either reason will do.
+    a_4_gib_sparse_file: "4 GiB sparse file",
+        Kind::Sparse4GiB, ["--matches", "ready$"], ["content did not match|no answer within"], 0;
+    a_slow_regex_over_a_hostile_body: "slow regex over body",
+        Kind::Raw(raw::endless_body, "http", "/"), ["--matches", SLOW_REGEX],
+        ["no answer within"], 1;
+    a_slow_regex_over_a_file: "slow regex over file",
+        Kind::Words, ["--matches", SLOW_REGEX], ["no answer within"], 0;
+}
+
+#[test]
+fn a_probe_of_a_silent_server_ends_at_its_attempt_timeout_and_a_tcp_target_is_ready() {
+    let peer = Peer::start(raw::silent);
+    let (url, target) = (peer.url("http", "/ready"), peer.url("tcp", ""));
     let probe = measured_at(
         &mut readygate(["probe", "--attempt-timeout", "500ms", &url, &target]),
         Duration::from_millis(500),
@@ -85,92 +301,59 @@ fn a_server_that_accepts_and_never_answers() {
 }
 
 #[test]
-fn a_server_that_drips_its_headers_a_byte_a_second() {
-    let peer = Peer::start(raw::drip_headers);
+fn a_probe_of_a_stalled_body_fails_and_of_an_endless_one_reads_only_what_it_needs() {
+    let peer = Peer::start(raw::stalled_body);
     let url = peer.url("http", "/");
-    expect_bounded_failure(
-        "header drip",
-        &hostile_wait(&url, &[]),
-        &url,
-        &["no response within"],
-    );
-    assert!(peer.accepted() >= 3);
+    readygate(["probe", "--attempt-timeout", "300ms", &url])
+        .outcome()
+        .expect_code(1)
+        .expect_stdout(&format!("{url}: body not complete within 300ms"));
+    // An endless body is read only as far as a status check needs (10 KiB), then ready.
+    let endless = Peer::start(raw::endless_body);
+    readygate(["probe", &endless.url("http", "/")])
+        .outcome()
+        .expect_code(0);
 }
 
 #[test]
-fn a_server_that_sends_an_endless_body() {
-    let peer = Peer::start(raw::endless_body);
-    let url = peer.url("http", "/");
-    let run = hostile_wait(&url, &["--contains", "ready"]);
-    expect_bounded_failure(
-        "endless body",
-        &run,
-        &url,
-        &["body did not contain \"ready\""],
-    );
-    // Every attempt reads at most 1 MiB and lets go: many attempts, each cut short.
-    assert!(peer.accepted() >= 3, "{} attempts", peer.accepted());
+fn a_unix_target_is_ready_once_connected_even_to_a_peer_that_hangs_up() {
+    let dir = TempDir::new();
+    let socket = HangUpSocket::start(&dir.join("app.sock"));
+    // For a `unix://` target a connection is all that is asked: it is ready at once.
+    readygate([
+        "wait",
+        "-t",
+        "2s",
+        &format!("unix://{}", socket.path.display()),
+    ])
+    .output()
+    .map(|o| assert_eq!(o.status.code(), Some(0), "{o:?}"))
+    .unwrap();
 }
 
 #[test]
-fn a_server_that_resets_the_connection_mid_response() {
-    let peer = Peer::start(raw::reset_in_head);
-    let url = peer.url("http", "/head");
-    expect_bounded_failure("reset in head", &hostile_wait(&url, &[]), &url, &["reset"]);
-    assert!(peer.accepted() >= 3);
-
-    let peer = Peer::start(raw::reset_in_body);
-    let url = peer.url("http", "/body");
-    let run = hostile_wait(&url, &["--contains", "ready"]);
-    expect_bounded_failure("reset in body", &run, &url, &["reading body", "reset"]);
-    assert!(peer.accepted() >= 3);
-}
-
-#[test]
-fn a_server_that_sends_a_1_mib_header() {
-    let peer = Peer::start(raw::huge_header);
-    let url = peer.url("http", "/");
-    expect_bounded_failure(
-        "1 MiB header",
-        &hostile_wait(&url, &[]),
-        &url,
-        &["too large"],
-    );
-
-    let peer = Peer::start(raw::header_flood);
-    let url = peer.url("http", "/flood");
-    expect_bounded_failure(
-        "1 MiB of headers",
-        &hostile_wait(&url, &[]),
-        &url,
-        &["too large"],
-    );
-}
-
-#[test]
-fn a_redirect_loop() {
-    let server = HttpServer::start(|seen, _| match seen.path.as_str() {
-        "/ping" => Answer::status(302).header("location", "/pong"),
-        _ => Answer::status(307).header("location", "/ping"),
-    });
-    let url = server.url("/ping");
-    let run = hostile_wait(&url, &[]);
-    expect_bounded_failure("redirect loop", &run, &url, &["stopped after 10 redirects"]);
-    assert!(server.hits() >= 20, "{} requests", server.hits());
-}
-
-#[test]
-fn a_server_that_sends_informational_heads_forever() {
-    let peer = Peer::start(raw::informational_forever);
-    let url = peer.url("http", "/");
-    let run = hostile_wait(&url, &[]);
-    expect_bounded_failure(
-        "endless 103 heads",
-        &run,
-        &url,
-        &["too many informational (1xx) responses"],
-    );
-    assert!(peer.accepted() >= 3, "{} attempts", peer.accepted());
+fn a_4_gib_file_is_read_only_as_far_as_its_content_check_needs() {
+    // One attempt given ample time ends with the content's verdict: reading all 4 GiB would
+    // take it far past that.
+    let dir = TempDir::new();
+    let huge = sparse_4_gib(&dir);
+    let target = huge.to_str().unwrap();
+    let probe = measured(&mut readygate([
+        "probe",
+        "--timeout",
+        "20s",
+        "--attempt-timeout",
+        "20s",
+        "--matches",
+        "ready$",
+        target,
+    ]));
+    probe
+        .outcome
+        .expect_code(1)
+        .expect_faster_than(Duration::from_secs(20))
+        .expect_stdout(&format!("{target}: content did not match"));
+    probe.expect_memory_under(MEMORY_MIB);
 }
 
 #[test]
@@ -188,28 +371,6 @@ fn sigterm_ends_a_wait_on_endless_informational_heads() {
         took < time_limit(took, Duration::from_secs(2)),
         "SIGTERM answered after {took:?}"
     );
-}
-
-#[test]
-fn a_body_that_stalls_is_not_ready_at_the_attempt_timeout() {
-    let peer = Peer::start(raw::stalled_body);
-    let url = peer.url("http", "/");
-    // Status only: the kubelet's timeout covers reading the body, and so does readygate's.
-    expect_bounded_failure(
-        "stalled body",
-        &hostile_wait(&url, &[]),
-        &url,
-        &["body not complete within"],
-    );
-    readygate(["probe", "--attempt-timeout", "300ms", &url])
-        .outcome()
-        .expect_code(1)
-        .expect_stdout(&format!("{url}: body not complete within 300ms"));
-    // An endless body is read only as far as a status check needs (10 KiB), then ready.
-    let endless = Peer::start(raw::endless_body);
-    readygate(["probe", &endless.url("http", "/")])
-        .outcome()
-        .expect_code(0);
 }
 
 #[test]
@@ -274,166 +435,6 @@ fn a_redirect_to_any_location_is_followed_or_named() {
             "/next?to=http://elsewhere/x",
             "/ok%20b",
         ]
-    );
-}
-
-#[test]
-fn a_tls_listener_that_never_finishes_the_handshake() {
-    let peer = Peer::start(raw::silent);
-    let url = peer.url("https", "/ready");
-    expect_bounded_failure(
-        "stalled TLS handshake (https)",
-        &hostile_wait(&url, &["--insecure"]),
-        &url,
-        &["TLS handshake not complete within"],
-    );
-    assert!(peer.accepted() >= 3);
-    let target = peer.url("grpcs", "");
-    expect_bounded_failure(
-        "stalled TLS handshake (grpcs)",
-        &hostile_wait(&target, &["--insecure"]),
-        &target,
-        &["TLS handshake not complete within"],
-    );
-}
-
-#[test]
-fn a_grpc_server_that_never_sends_trailers() {
-    let server = TrailerlessGrpc::start();
-    let target = format!("grpc://{}/app", server.addr);
-    expect_bounded_failure(
-        "gRPC without trailers",
-        &hostile_wait(&target, &[]),
-        &target,
-        &["answer not complete within"],
-    );
-    assert!(server.calls() >= 3, "{} calls", server.calls());
-}
-
-#[test]
-fn a_unix_socket_whose_peer_closes_at_once() {
-    let dir = TempDir::new();
-    let socket = HangUpSocket::start(&dir.join("app.sock"));
-    let path = socket.path.to_str().unwrap();
-    let url = "http://app.local/ready";
-    // Closed before reading the request, or with it unread (then the kernel reports a reset).
-    expect_bounded_failure(
-        "Unix socket hang-up",
-        &hostile_wait(url, &["--unix-socket", path]),
-        url,
-        &["connection closed|connection reset"],
-    );
-    assert!(socket.accepted() >= 3);
-    // For a `unix://` target a connection is all that is asked: it is ready at once.
-    readygate(["wait", "-t", "2s", &format!("unix://{path}")])
-        .output()
-        .map(|o| assert_eq!(o.status.code(), Some(0), "{o:?}"))
-        .unwrap();
-}
-
-#[test]
-fn a_file_replaced_truncated_and_turned_into_a_folder_while_read() {
-    let dir = TempDir::new();
-    let path = dir.join("state");
-    let shifter = ShapeShifter::start(&path);
-    let target = format!("file://{}", path.display());
-    let run = hostile_wait(&target, &["--contains", "serving"]);
-    let changes = shifter.changes();
-    drop(shifter);
-    let outcome = &run.outcome;
-    outcome.expect_code(1).expect_ended_at(DEADLINE);
-    run.expect_memory_under(MEMORY_MIB);
-    report("shape-shifting file", &run);
-    let reasons = [
-        "did not contain \"serving\"",
-        "is a directory",
-        "not a regular file",
-        "no such file",
-    ];
-    assert!(
-        reasons.iter().any(|r| outcome.stderr.contains(r)),
-        "{outcome:#?}"
-    );
-    assert!(changes > 100, "the file changed only {changes} times");
-}
-
-#[test]
-fn files_that_are_endless_huge_or_never_written() {
-    let dir = TempDir::new();
-    // A FIFO nobody writes to: opening it for reading must not block the wait.
-    let fifo = dir.join("fifo");
-    crate::support::make_fifo(&fifo).unwrap();
-    let target = format!("file://{}", fifo.display());
-    expect_bounded_failure(
-        "FIFO file",
-        &hostile_wait(&target, &["--contains", "ready"]),
-        &target,
-        &["not a regular file"],
-    );
-    // An endless device.
-    expect_bounded_failure(
-        "/dev/zero",
-        &hostile_wait("/dev/zero", &["--contains", "ready"]),
-        "/dev/zero",
-        &["not a regular file"],
-    );
-    // A 4 GiB (sparse) file: only its first MiB is ever read. On a loaded machine one attempt
-    // (a debug build's regex over that MiB) may outlast the 500 ms attempt timeout, so the
-    // wait keeps its deadline and memory with either reason...
-    let huge = dir.join("huge");
-    std::fs::File::create(&huge)
-        .and_then(|f| f.set_len(4 << 30))
-        .unwrap();
-    let target = huge.to_str().unwrap();
-    // On a starved machine the debug build's regex over that MiB can outlast an attempt.
-    expect_bounded_failure(
-        "4 GiB sparse file",
-        &hostile_wait(target, &["--matches", "ready$"]),
-        target,
-        &["content did not match|no answer within"],
-    );
-    // ...and one attempt given ample time ends with the content's verdict: reading all 4 GiB
-    // would take it far past that.
-    let probe = measured(&mut readygate([
-        "probe",
-        "--timeout",
-        "20s",
-        "--attempt-timeout",
-        "20s",
-        "--matches",
-        "ready$",
-        target,
-    ]));
-    probe
-        .outcome
-        .expect_code(1)
-        .expect_faster_than(Duration::from_secs(20))
-        .expect_stdout(&format!("{target}: content did not match"));
-    probe.expect_memory_under(MEMORY_MIB);
-}
-
-/// A regex that takes seconds over a megabyte of word characters (even in a release build).
-const SLOW_REGEX: &str = r"(\w+\s*){1,20}READY";
-
-#[test]
-fn a_slow_regex_over_a_hostile_body_or_file_does_not_stall_the_deadline() {
-    let peer = Peer::start(raw::endless_body);
-    let url = peer.url("http", "/");
-    expect_bounded_failure(
-        "slow regex over body",
-        &hostile_wait(&url, &["--matches", SLOW_REGEX]),
-        &url,
-        &["no answer within"],
-    );
-    let dir = TempDir::new();
-    let path = dir.join("words");
-    std::fs::write(&path, vec![b'x'; 1 << 20]).unwrap();
-    let target = path.to_str().unwrap();
-    expect_bounded_failure(
-        "slow regex over file",
-        &hostile_wait(target, &["--matches", SLOW_REGEX]),
-        target,
-        &["no answer within"],
     );
 }
 
