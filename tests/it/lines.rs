@@ -185,6 +185,9 @@ fn exit_waits_for_a_writer_the_scheduler_has_not_run_while_its_stream_has_room()
     // it, and let go 800 ms after the run has ended: its reader keeps up, so exit waits for it
     // (up to 2 s), and every line arrives. Were that wait 200 ms, the last lines would be
     // said lost.
+    if crate::support::skip_under_qemu("ptrace is not emulated by qemu-user") {
+        return;
+    }
     let dir = crate::support::TempDir::new();
     let log = dir.join("termination-log");
     let closed = format!("tcp://{}", crate::support::closed_addr());
@@ -199,9 +202,6 @@ fn exit_waits_for_a_writer_the_scheduler_has_not_run_while_its_stream_has_room()
     ]));
     running.line("waiting up to");
     let writers = Held::output_writers(running.pid());
-    if writers.len() != 1 && crate::support::skip_under_qemu("the writer thread is not named") {
-        return;
-    }
     assert_eq!(writers.len(), 1, "one stream written to: {writers:?}");
     let held: Vec<Held> = writers.into_iter().map(Held::thread).collect();
     // The termination log is written after the last line is queued, just before exit.

@@ -60,17 +60,26 @@ pub fn exit_within(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, child.id(), 0) };
     match libc::c_int::try_from(pidfd) {
         Ok(fd) if fd >= 0 => {
+            let deadline = Instant::now() + limit;
             let mut pollfd = libc::pollfd {
                 fd,
                 events: libc::POLLIN,
                 revents: 0,
             };
-            let millis = libc::c_int::try_from(limit.as_millis()).unwrap_or(libc::c_int::MAX);
-            // SAFETY: one valid pollfd, then our own descriptor closed once.
-            unsafe {
-                libc::poll(&mut pollfd, 1, millis);
-                libc::close(fd);
+            // Again after a signal's interruption, for the time left.
+            loop {
+                let left = deadline.saturating_duration_since(Instant::now());
+                let millis = libc::c_int::try_from(left.as_millis()).unwrap_or(libc::c_int::MAX);
+                // SAFETY: one valid pollfd.
+                let polled = unsafe { libc::poll(&mut pollfd, 1, millis) };
+                let interrupted = polled < 0
+                    && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted;
+                if !interrupted || left.is_zero() {
+                    break;
+                }
             }
+            // SAFETY: our own descriptor, closed once.
+            unsafe { libc::close(fd) };
             child.try_wait().expect("wait for the child")
         }
         // No pidfd (an old kernel, an emulator): looked at as any other state.
