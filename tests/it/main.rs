@@ -27,6 +27,7 @@ mod inject;
 mod install;
 mod json_logs;
 mod k8s;
+mod k8s_any;
 mod k8s_bounds;
 mod k8s_watch;
 mod k8s_watch_hostile;

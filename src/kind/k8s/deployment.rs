@@ -8,7 +8,7 @@ use super::object::{conditions, true_condition, why, ApiObject, StatusCondition}
 use super::request::Resource;
 use crate::error::Failure;
 
-pub(super) const DEPLOYMENTS: Resource = ("apps", "v1", "deployments");
+pub(super) const DEPLOYMENTS: Resource = Resource::namespaced("apps", "v1", "deployments");
 
 /// An apps/v1 Deployment, read as far as says whether it is rolled out.
 pub(super) type Deployment = ApiObject<DeploymentSpec, DeploymentStatus>;

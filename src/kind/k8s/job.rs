@@ -8,7 +8,7 @@ use super::object::{conditions, true_condition, why, ApiObject, StatusCondition}
 use super::request::Resource;
 use crate::error::Failure;
 
-pub(super) const JOBS: Resource = ("batch", "v1", "jobs");
+pub(super) const JOBS: Resource = Resource::namespaced("batch", "v1", "jobs");
 
 /// A batch/v1 Job, read as far as says whether it is done.
 pub(super) type Job = ApiObject<JobSpec, JobStatus>;

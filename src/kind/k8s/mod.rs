@@ -1,12 +1,17 @@
-//! `k8s://` targets: Jobs, pods, Services and Deployments, read from the API server of the pod
-//! readygate runs in: a GET (of the object, or of the list a selector picks), then a watch
-//! whose events the attempts judge without a request of their own; no kubectl.
+//! `k8s://` targets: Jobs, pods, Services, Deployments, StatefulSets, DaemonSets and any other
+//! resource by its conditions, read from the API server of the pod readygate runs in (or a
+//! kubeconfig's): a GET (of the object, or of the list a selector picks), then a watch whose
+//! events the attempts judge without a request of their own; no kubectl.
 
+mod any;
 mod cluster;
 mod credential;
+mod daemonset;
 mod deployment;
+mod discovery;
 pub mod exec;
 mod job;
+mod jsonpath;
 pub mod kubeconfig;
 mod list;
 pub mod nodes;
@@ -15,6 +20,7 @@ mod pod;
 pub mod request;
 mod selector;
 mod service;
+mod statefulset;
 pub mod target;
 mod watch;
 
@@ -53,9 +59,18 @@ pub async fn check(
     if let Some(verdict) = feed.current() {
         return verdict;
     }
-    let ns = namespace(target, cluster);
-    let (resource, query) = source(target);
-    let body = fetch_body(cluster, resource, ns, &query, resolver, at).await;
+    let resource = match (resource(target, feed), &target.object) {
+        (Some(resource), _) => resource,
+        (None, Object::One(One::Any(any))) => {
+            let found = discovery::find(any, cluster, resolver, at).await?;
+            feed.found(found.clone());
+            found
+        }
+        (None, _) => return Err(Failure::Text("no resource for this target".into())),
+    };
+    let ns = namespace(target, cluster, &resource);
+    let query = query(target);
+    let body = fetch_body(cluster, &resource, ns, &query, resolver, at).await;
     let (verdict, version, items) = match (body, &target.object) {
         (Err(miss), _) => (Err(miss), None, None),
         // No such object yet: it is watched from now on, so its creation is seen at once.
@@ -71,33 +86,68 @@ pub async fn check(
     verdict
 }
 
-/// The namespace `target` reads in: its own `?namespace=`, else the pod's.
-fn namespace<'a>(target: &'a K8sTarget, cluster: &'a Cluster) -> &'a str {
-    target.namespace.as_deref().unwrap_or(&cluster.namespace)
+/// The namespace `target` reads in: its own `?namespace=`, else the pod's (or the context's);
+/// empty for a resource outside namespaces.
+fn namespace<'a>(target: &'a K8sTarget, cluster: &'a Cluster, resource: &Resource) -> &'a str {
+    match resource.namespaced {
+        true => target.namespace.as_deref().unwrap_or(&cluster.namespace),
+        false => "",
+    }
 }
 
-/// What `target` reads: one object by name, or the list a label selector picks.
-fn source(target: &K8sTarget) -> (Resource, Query<'_>) {
+/// The resource `target` reads; `None` for one of any type until discovery has named it.
+fn resource(target: &K8sTarget, feed: &Feed) -> Option<Resource> {
+    Some(match &target.object {
+        Object::One(One::Job(_)) => job::JOBS,
+        Object::One(One::Pod(_)) | Object::Many(Many::Pods(_)) => pod::PODS,
+        Object::One(One::Deployment(_)) => deployment::DEPLOYMENTS,
+        Object::One(One::StatefulSet(_)) => statefulset::STATEFULSETS,
+        Object::One(One::DaemonSet(_)) => daemonset::DAEMONSETS,
+        Object::One(One::Any(_)) => return feed.resource(),
+        Object::Many(Many::Service(_)) => service::SLICES,
+    })
+}
+
+/// What `target` asks of its resource: one object by name, or the list a label selector picks.
+fn query(target: &K8sTarget) -> Query<'_> {
     match &target.object {
-        Object::One(One::Job(name)) => (job::JOBS, Get(name)),
-        Object::One(One::Pod(name)) => (pod::PODS, Get(name)),
-        Object::One(One::Deployment(name)) => (deployment::DEPLOYMENTS, Get(name)),
-        Object::Many(Many::Pods(selector)) => (pod::PODS, List(Cow::Borrowed(selector))),
+        Object::One(one) => Get(name(one)),
+        Object::Many(Many::Pods(selector)) => List(Cow::Borrowed(selector)),
         Object::Many(Many::Service(name)) => {
-            let selector = format!("kubernetes.io/service-name={name}");
-            (service::SLICES, List(Cow::Owned(selector)))
+            List(Cow::Owned(format!("kubernetes.io/service-name={name}")))
         }
+    }
+}
+
+/// The name of one object.
+fn name(one: &One) -> &str {
+    match one {
+        One::Job(name)
+        | One::Pod(name)
+        | One::Deployment(name)
+        | One::StatefulSet(name)
+        | One::DaemonSet(name) => name,
+        One::Any(any) => &any.name,
     }
 }
 
 /// Why `target` is not ready when its object (or collection) is not there: the GET's 404, or
 /// a watched object deleted.
 fn absent(target: &K8sTarget, ns: &str) -> Failure {
+    let at = request::in_namespace(ns);
     let why = match &target.object {
-        Object::One(One::Job(name)) => format!("no job {name} in {ns} (yet)"),
-        Object::One(One::Pod(name)) => format!("no pod {name} in {ns} (yet)"),
-        Object::One(One::Deployment(name)) => format!("no deployment {name} in {ns} (yet)"),
-        Object::Many(Many::Pods(_)) => format!("the API server has no pods in {ns}"),
+        Object::One(one) => {
+            let kind = match one {
+                One::Job(_) => "job",
+                One::Pod(_) => "pod",
+                One::Deployment(_) => "deployment",
+                One::StatefulSet(_) => "statefulset",
+                One::DaemonSet(_) => "daemonset",
+                One::Any(any) => &any.type_name,
+            };
+            format!("no {kind} {}{at} (yet)", name(one))
+        }
+        Object::Many(Many::Pods(_)) => format!("the API server has no pods{at}"),
         Object::Many(Many::Service(_)) => service::UNSERVED.to_string(),
     };
     Failure::Text(why)
@@ -110,6 +160,9 @@ fn judge(one: &One, body: &[u8]) -> Judgement {
         One::Job(_) => job::judge(&object::parse(body)?),
         One::Pod(_) => pod::judge_one(&object::parse(body)?),
         One::Deployment(_) => deployment::judge(&object::parse(body)?),
+        One::StatefulSet(_) => statefulset::judge(&object::parse(body)?),
+        One::DaemonSet(_) => daemonset::judge(&object::parse(body)?),
+        One::Any(any) => any::judge(any, body),
     }
 }
 

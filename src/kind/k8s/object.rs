@@ -65,6 +65,9 @@ pub struct StatusCondition {
     pub reason: String,
     /// A sentence saying why.
     pub message: String,
+    /// The generation the condition was set for, where the controller says.
+    #[serde(rename = "observedGeneration")]
+    pub observed_generation: Option<i64>,
 }
 
 /// The condition of this type, if it is `True`.

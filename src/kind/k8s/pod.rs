@@ -9,7 +9,7 @@ use super::object::{clip, conditions, true_condition, why, ApiObject, StatusCond
 use super::request::Resource;
 use crate::error::Failure;
 
-pub(super) const PODS: Resource = ("", "v1", "pods");
+pub(super) const PODS: Resource = Resource::namespaced("", "v1", "pods");
 
 /// A v1 Pod, read as far as its status.
 pub(super) type Pod = ApiObject<IgnoredAny, PodStatus>;

@@ -28,8 +28,31 @@ use crate::runtime::{Attempt, TLS_HANDSHAKE};
 /// watch event.
 pub const MAX_ANSWER: usize = 4 << 20;
 
-/// An API resource: its group (empty for the core group), version and plural name.
-pub type Resource = (&'static str, &'static str, &'static str);
+/// An API resource: its group (empty for the core group), version and plural name, and whether
+/// its objects live in a namespace; a custom resource's is found by discovery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resource {
+    pub group: Cow<'static, str>,
+    pub version: Cow<'static, str>,
+    pub plural: Cow<'static, str>,
+    pub namespaced: bool,
+}
+
+impl Resource {
+    /// A built-in resource whose objects live in a namespace.
+    pub const fn namespaced(
+        group: &'static str,
+        version: &'static str,
+        plural: &'static str,
+    ) -> Resource {
+        Resource {
+            group: Cow::Borrowed(group),
+            version: Cow::Borrowed(version),
+            plural: Cow::Borrowed(plural),
+            namespaced: true,
+        }
+    }
+}
 
 /// What is asked of a resource, and so which RBAC verb it needs.
 pub enum Query<'a> {
@@ -52,7 +75,7 @@ struct Refusal {
 /// within `at`.
 pub async fn fetch_body(
     cluster: &Cluster,
-    resource: Resource,
+    resource: &Resource,
     namespace: &str,
     query: &Query<'_>,
     resolver: &Resolver,
@@ -168,17 +191,31 @@ fn keepalive(tcp: &TcpStream, bound: Duration) {
     }
 }
 
-/// The collection's path, e.g. `/apis/batch/v1/namespaces/NS/jobs`.
-pub fn collection((group, version, plural): Resource, namespace: &str) -> String {
-    let api = match group {
+/// The collection's path, e.g. `/apis/batch/v1/namespaces/NS/jobs` (`/apis/G/V/PLURAL` for a
+/// resource outside namespaces).
+pub fn collection(resource: &Resource, namespace: &str) -> String {
+    let (version, plural) = (&resource.version, &resource.plural);
+    let api = match &*resource.group {
         "" => format!("/api/{version}"),
         group => format!("/apis/{group}/{version}"),
     };
-    format!("{api}/namespaces/{namespace}/{plural}")
+    match resource.namespaced {
+        true => format!("{api}/namespaces/{namespace}/{plural}"),
+        false => format!("{api}/{plural}"),
+    }
+}
+
+/// ` in NS` after an object in a reason; nothing for a resource outside namespaces (whose
+/// namespace is empty).
+pub fn in_namespace(namespace: &str) -> String {
+    match namespace {
+        "" => String::new(),
+        namespace => format!(" in {namespace}"),
+    }
 }
 
 /// The request path, e.g. `/apis/batch/v1/namespaces/NS/jobs/NAME`.
-fn path(resource: Resource, namespace: &str, query: &Query) -> String {
+fn path(resource: &Resource, namespace: &str, query: &Query) -> String {
     let collection = collection(resource, namespace);
     match query {
         Query::Get(name) => format!("{collection}/{name}"),
@@ -190,14 +227,16 @@ fn path(resource: Resource, namespace: &str, query: &Query) -> String {
 }
 
 /// `forbidden: get jobs/NAME in NS — grant get on jobs (apiGroup "batch") to the pod's …`.
-fn forbidden((group, _, plural): Resource, namespace: &str, query: &Query, who: &str) -> Failure {
+pub fn forbidden(resource: &Resource, namespace: &str, query: &Query, who: &str) -> Failure {
+    let plural = &resource.plural;
     let (verb, object) = match query {
         Query::Get(name) => ("get", format!("{plural}/{name}")),
         Query::List(_) => ("list", plural.to_string()),
     };
-    let group = api_group(group);
+    let group = api_group(&resource.group);
+    let at = in_namespace(namespace);
     Failure::Text(format!(
-        "forbidden: {verb} {object} in {namespace} — grant {verb} on {plural}{group} to {who}"
+        "forbidden: {verb} {object}{at} — grant {verb} on {plural}{group} to {who}"
     ))
 }
 

@@ -9,7 +9,8 @@ use super::object::{nullable, Metadata};
 use super::request::Resource;
 use crate::error::Failure;
 
-pub(super) const SLICES: Resource = ("discovery.k8s.io", "v1", "endpointslices");
+pub(super) const SLICES: Resource =
+    Resource::namespaced("discovery.k8s.io", "v1", "endpointslices");
 
 /// Why a list of them finds nothing (404).
 pub(super) const UNSERVED: &str =

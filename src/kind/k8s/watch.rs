@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -26,10 +26,11 @@ use super::cluster::Cluster;
 use super::list::{self, Item, Items};
 use super::object::clip;
 use super::request::Query::{Get, List};
-use super::request::{api_group, collection, connect, request, MAX_ANSWER};
+use super::request::{api_group, collection, connect, in_namespace, request, Resource};
+use super::request::{Query, MAX_ANSWER};
 use super::selector;
 use super::{
-    absent, judge, judge_list, list_item, namespace, source, Judgement, K8sTarget, Object,
+    absent, judge, judge_list, list_item, namespace, query, resource, Judgement, K8sTarget, Object,
 };
 use crate::engine::{Backoff, Schedule, Watch};
 use crate::error::{describe_error, Failure};
@@ -56,6 +57,8 @@ pub struct Feed {
     start: Notify,
     /// The object changed (or the watch broke): the engine's next attempt comes now.
     wake: Notify,
+    /// The resource discovery found for a target of any type, once it has.
+    found: OnceLock<Resource>,
 }
 
 /// What a feed knows: whether and how its target is watched, and the last state seen.
@@ -82,6 +85,16 @@ struct FeedState {
 impl Feed {
     fn state(&self) -> MutexGuard<'_, FeedState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The resource discovery found for a target of any type, if it has yet.
+    pub fn resource(&self) -> Option<Resource> {
+        self.found.get().cloned()
+    }
+
+    /// Keeps what discovery found.
+    pub fn found(&self, resource: Resource) {
+        let _ = self.found.set(resource);
     }
 
     /// The verdict an attempt takes without a request, when the watch keeps it current.
@@ -215,6 +228,9 @@ struct Reader<'a> {
     /// The target as the log names it.
     name: &'a str,
     target: &'a K8sTarget,
+    /// What is watched, and how.
+    resource: &'a Resource,
+    query: &'a Query<'a>,
     /// The namespace watched, for the reasons.
     ns: &'a str,
     feed: &'a Feed,
@@ -269,8 +285,13 @@ async fn follow(
     let Some(cluster) = context.options.k8s.as_ref() else {
         return;
     };
-    let ns = namespace(&target, cluster);
-    let (resource, query) = source(&target);
+    // The first GET (after discovery, for a target of any type) comes before any watch.
+    feed.version().await;
+    let Some(resource) = resource(&target, &feed) else {
+        return;
+    };
+    let ns = namespace(&target, cluster, &resource);
+    let query = query(&target);
     let selector = match &query {
         Get(object) => {
             let field = encode_query_value(&format!("metadata.name={object}"));
@@ -281,6 +302,8 @@ async fn follow(
     let reader = Reader {
         name: &name,
         target: &target,
+        resource: &resource,
+        query: &query,
         ns,
         feed: &feed,
         stray_told: AtomicBool::new(false),
@@ -302,7 +325,7 @@ async fn follow(
         };
         let path = format!(
             "{}?watch=1&{selector}{from}&timeoutSeconds={seconds}",
-            collection(resource, ns),
+            collection(&resource, ns),
         );
         let span = Duration::from_secs(seconds);
         let started = Instant::now();
@@ -317,15 +340,16 @@ async fn follow(
                 feed.relist(None);
             }
             Ended::Forbidden => {
-                let (group, plural) = (api_group(resource.0), resource.2);
+                let (group, plural) = (api_group(&resource.group), &resource.plural);
                 let (what, verb) = match &query {
                     Get(object) => (format!("{plural}/{object}"), "get"),
                     List(_) => (plural.to_string(), "list"),
                 };
+                let (at, who) = (in_namespace(ns), &cluster.who);
                 tracing::warn!(
                     target = name,
-                    "{name}: forbidden: watch {what} in {ns}; polling with {verb} instead — \
-                     grant watch on {plural}{group} to the pod's service account"
+                    "{name}: forbidden: watch {what}{at}; polling with {verb} instead — \
+                     grant watch on {plural}{group} to {who}"
                 );
                 feed.state().polling = true;
                 return;
@@ -498,7 +522,7 @@ fn event(line: &[u8], reader: &Reader) -> Option<Ended> {
         let Ok(Identity { metadata }) = serde_json::from_slice(object) else {
             return unexpected();
         };
-        if let Some(other) = stray(target, ns, &metadata) {
+        if let Some(other) = stray(reader, &metadata) {
             if !reader.stray_told.swap(true, Ordering::Relaxed) {
                 let name = reader.name;
                 tracing::warn!(
@@ -572,20 +596,20 @@ struct Named {
 /// `Some(which object it is)` when an event is about an object the watch did not ask for:
 /// another name or namespace, or (for a list) labels its selector does not pick. A server or
 /// proxy that ignores the watch's selector must not decide the target.
-fn stray(target: &K8sTarget, ns: &str, named: &Named) -> Option<String> {
-    let (resource, query) = source(target);
-    let asked = match &query {
+fn stray(reader: &Reader, named: &Named) -> Option<String> {
+    let ns = reader.ns;
+    let asked = match reader.query {
         Get(name) => named.name == *name,
         List(wanted) => named
             .labels
             .as_ref()
             .map_or(true, |labels| selector::matches(wanted, labels)),
     };
-    let plural = resource.2;
+    let plural = &reader.resource.plural;
     let other = format!(
-        "{plural}/{} in {}",
+        "{plural}/{}{}",
         clip(&named.name),
-        clip(&named.namespace)
+        in_namespace(&clip(&named.namespace))
     );
     (!asked || named.namespace != ns).then_some(other)
 }
@@ -684,9 +708,12 @@ mod tests {
             namespace: None,
         };
         let feed = Feed::default();
+        let query = Get("migrate");
         let reader = Reader {
             name: "k8s://job/migrate",
             target: &target,
+            resource: &crate::kind::k8s::job::JOBS,
+            query: &query,
             ns: "shop",
             feed: &feed,
             stray_told: AtomicBool::new(false),

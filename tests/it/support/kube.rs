@@ -270,7 +270,7 @@ impl ApiServer {
 
     /// Puts (or replaces) an object, as made by the builders below, at the next
     /// resourceVersion; a watch of it sees the change.
-    pub fn put(&self, mut object: Value) {
+    pub fn put(&self, object: Value) {
         let kind = object["kind"].as_str().expect("kind").to_string();
         let (prefix, resource) = match kind.as_str() {
             "Job" => ("/apis/batch/v1", "jobs"),
@@ -278,18 +278,24 @@ impl ApiServer {
             "EndpointSlice" => ("/apis/discovery.k8s.io/v1", "endpointslices"),
             "Deployment" => ("/apis/apps/v1", "deployments"),
             "Node" => ("/api/v1", "nodes"),
+            "StatefulSet" => ("/apis/apps/v1", "statefulsets"),
+            "DaemonSet" => ("/apis/apps/v1", "daemonsets"),
             other => panic!("no such kind in the stand-in: {other}"),
         };
+        self.put_as(prefix, resource, object);
+    }
+
+    /// Puts (or replaces) an object of any resource (`prefix` as `/apis/GROUP/VERSION`, the
+    /// plural `resource`); without a `metadata.namespace` it is outside namespaces.
+    pub fn put_as(&self, prefix: &str, resource: &str, mut object: Value) {
         let metadata = &object["metadata"];
-        // A Node is of no namespace: its key's is empty.
-        let namespace = match kind.as_str() {
-            "Node" => "",
-            _ => metadata["namespace"].as_str().expect("namespace"),
-        };
         let key = (
             prefix.to_string(),
             resource.to_string(),
-            namespace.to_string(),
+            metadata["namespace"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
             metadata["name"].as_str().expect("name").to_string(),
         );
         let labels = metadata["labels"]
@@ -344,6 +350,30 @@ impl ApiServer {
         gone["metadata"]["resourceVersion"] = json!(state.version.to_string());
         let version = state.version;
         state.changes.push((version, key, "DELETED", gone));
+    }
+
+    /// Serves discovery's `APIResourceList` of `group_version` (`example.com/v1`, or `v1`):
+    /// `(plural, singular, kind, namespaced)` each.
+    pub fn discovery(&self, group_version: &str, resources: &[(&str, &str, &str, bool)]) {
+        let resources: Vec<Value> = resources
+            .iter()
+            .flat_map(|(plural, singular, kind, namespaced)| {
+                let verbs = ["get", "list", "watch", "create", "update", "patch", "delete"];
+                [
+                    json!({"name": plural, "singularName": singular, "namespaced": namespaced,
+                        "kind": kind, "verbs": verbs, "storageVersionHash": "4rB3bEtxY0w="}),
+                    json!({"name": format!("{plural}/status"), "singularName": "",
+                        "namespaced": namespaced, "kind": kind, "verbs": ["get", "patch", "update"]}),
+                ]
+            })
+            .collect();
+        let body = json!({"kind": "APIResourceList", "apiVersion": "v1",
+            "groupVersion": group_version, "resources": resources});
+        let path = match group_version {
+            "v1" => "/api/v1".to_string(),
+            group_version => format!("/apis/{group_version}"),
+        };
+        self.route("GET", &path, 200, body.to_string());
     }
 
     /// Answers the next watch requests as these say, one each, in order.
@@ -547,7 +577,7 @@ fn watch(state: &Arc<Mutex<State>>, request: &Request<Incoming>) -> Option<Respo
         status: None,
     });
     let bearer = format!("Bearer {}", locked.token);
-    if locked.seen.last().unwrap().authorization.as_deref() != Some(&bearer) {
+    if !locked.anyone && locked.seen.last().unwrap().authorization.as_deref() != Some(&bearer) {
         return Some(respond(
             401,
             status(401, "Unauthorized", "Unauthorized", json!(null)),
@@ -965,18 +995,20 @@ fn route(path: &str) -> Option<(String, String, String, Option<String>)> {
         _ => return None,
     };
     match rest {
-        // Nodes are of no namespace.
-        ["nodes"] => Some((prefix, String::new(), "nodes".into(), None)),
-        ["nodes", name] => Some((
-            prefix,
-            String::new(),
-            "nodes".into(),
-            Some(name.to_string()),
-        )),
         ["namespaces", ns, resource] => Some((prefix, ns.to_string(), resource.to_string(), None)),
         ["namespaces", ns, resource, name] => Some((
             prefix,
             ns.to_string(),
+            resource.to_string(),
+            Some(name.to_string()),
+        )),
+        // Outside namespaces: nodes, a cluster-scoped custom resource.
+        [resource] if *resource != "namespaces" => {
+            Some((prefix, String::new(), resource.to_string(), None))
+        }
+        [resource, name] if *resource != "namespaces" => Some((
+            prefix,
+            String::new(),
             resource.to_string(),
             Some(name.to_string()),
         )),
