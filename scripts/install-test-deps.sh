@@ -61,6 +61,8 @@ if ! "$venv/bin/python3" -c 'import grpc, grpc_health.v1.health_pb2_grpc' 2>/dev
 fi
 # Checked, not assumed: the serve gRPC tests fail by name without it (support/served.rs).
 "$venv/bin/python3" -c 'import grpc, grpc_health.v1.health_pb2_grpc'
+# The Apache Kafka broker of the kafka:// tests, as jars from Maven Central (cached).
+"$(dirname "$0")/install-kafka.sh"
 # Packages that start their service on install (on a machine that runs systemd): the suite
 # starts its own servers, so these would only hold memory and default ports.
 if [[ -d /run/systemd/system ]]; then

@@ -252,9 +252,9 @@ pub struct CommonArgs {
     ///
     /// All kinds: tcp://HOST:PORT, HOST:PORT, http(s)://…, file:///PATH, /PATH, ./PATH,
     /// unix:///PATH, grpc(s)://HOST:PORT[/SERVICE], postgres://, redis(s)://, mysql://,
-    /// amqp(s)://, memcached://, nats://, zk://HOST[:PORT], dns://NAME, k8s://KIND/NAME,
-    /// k8s://pods?selector=LABELS, k8s://TYPE.VERSION.GROUP/NAME?condition=C. Default:
-    /// $READYGATE_TARGETS (comma-separated).
+    /// amqp(s)://, memcached://, nats://, zk://, kafka(s)://HOST[:PORT], dns://NAME,
+    /// k8s://KIND/NAME, k8s://pods?selector=LABELS, k8s://TYPE.VERSION.GROUP/NAME?condition=C.
+    /// Default: $READYGATE_TARGETS (comma-separated).
     #[arg(value_name = "TARGET")]
     pub targets: Vec<String>,
 

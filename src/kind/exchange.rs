@@ -2,6 +2,8 @@
 //! read with a cap on its bytes (the engine's attempt timeout bounds the time). Server text is
 //! shown with control characters escaped.
 
+use std::net::SocketAddr;
+
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::Context;
@@ -25,6 +27,8 @@ pub struct Exchange {
     server: &'static str,
     /// The cap on the bytes read.
     pub limit: usize,
+    /// The address connected to, for a check that compares it with what the server says.
+    pub peer: Option<SocketAddr>,
 }
 
 impl Exchange {
@@ -38,7 +42,9 @@ impl Exchange {
         at: &Attempt,
     ) -> Result<Exchange, Failure> {
         let resolver = &context.resolver;
-        let mut stream: BoxedIo = Box::new(connect_tcp(endpoint, resolver, at).await?);
+        let tcp = connect_tcp(endpoint, resolver, at).await?;
+        let peer = tcp.peer_addr().ok();
+        let mut stream: BoxedIo = Box::new(tcp);
         if let Some(plain) = tls {
             at.waiting_for(TLS_HANDSHAKE);
             let clients = context.tls()?;
@@ -50,6 +56,7 @@ impl Exchange {
             buffer: Vec::new(),
             server,
             limit: MAX_ANSWER,
+            peer,
         })
     }
 
@@ -77,12 +84,23 @@ impl Exchange {
 
     /// The next `n` bytes.
     pub async fn exact(&mut self, n: usize) -> Result<Vec<u8>, Failure> {
+        match self.exact_or_closed(n).await? {
+            Some(bytes) => Ok(bytes),
+            None => Err(self.closed()),
+        }
+    }
+
+    /// The next `n` bytes, or `None` when the server closed the connection before sending any.
+    pub async fn exact_or_closed(&mut self, n: usize) -> Result<Option<Vec<u8>>, Failure> {
         while self.buffer.len() < n {
             if !self.fill().await? {
-                return Err(self.closed());
+                return match self.buffer.is_empty() {
+                    true => Ok(None),
+                    false => Err(self.closed()),
+                };
             }
         }
-        Ok(self.buffer.drain(..n).collect())
+        Ok(Some(self.buffer.drain(..n).collect()))
     }
 
     /// The next line, without its `\r\n` (or `\n`).
@@ -165,6 +183,7 @@ mod tests {
             buffer,
             server,
             limit,
+            peer: None,
         }
     }
 

@@ -14,6 +14,7 @@ pub mod file;
 pub mod grpc;
 pub mod http;
 pub mod k8s;
+mod kafka;
 mod memcached;
 mod mysql;
 mod nats;
@@ -72,6 +73,8 @@ pub enum Kind {
     Nats(Endpoint),
     /// Ready when `srvr` gets a `Mode:`.
     Zookeeper(Endpoint),
+    /// Ready when the listener's cluster has a controller and lists this broker as live.
+    Kafka(kafka::KafkaTarget),
     /// Ready when the name resolves.
     Dns(String),
     /// Ready when the Kubernetes object is (a Job complete, a pod ready…).
@@ -103,6 +106,8 @@ const SCHEMES: &[(&str, Parse, bool)] = &[
     ("memcached", memcached::parse, true),
     ("nats", nats::parse, true),
     ("zk", zookeeper::parse, true),
+    ("kafka", kafka::parse, true),
+    ("kafkas", kafka::parse, true),
     ("dns", dns::parse, true),
 ];
 
@@ -121,6 +126,7 @@ impl Kind {
             Kind::Postgres(target) => target.endpoint.host.is_local(),
             Kind::Redis(target) => target.endpoint.host.is_local(),
             Kind::Amqp(target) => target.endpoint.host.is_local(),
+            Kind::Kafka(target) => target.endpoint.host.is_local(),
             Kind::Dns(name) => dns::is_local(name),
             // The API server is someone else's.
             Kind::K8s(_) => false,
@@ -184,6 +190,8 @@ pub struct Context {
     pub inotify: file::HubSlot,
     /// Whether `redis://`'s warning about `-NOAUTH` was given (once per run).
     pub noauth_told: AtomicBool,
+    /// Whether `kafka://`'s note that no live broker advertises the target was given (once).
+    pub kafka_unlisted_told: AtomicBool,
 }
 
 impl Context {
@@ -195,6 +203,7 @@ impl Context {
             resolver: Arc::default(),
             inotify: file::HubSlot::default(),
             noauth_told: AtomicBool::new(false),
+            kafka_unlisted_told: AtomicBool::new(false),
         })
     }
 
@@ -214,6 +223,7 @@ impl Context {
             resolver: self.resolver.clone(),
             inotify: file::HubSlot::default(),
             noauth_told: AtomicBool::new(false),
+            kafka_unlisted_told: AtomicBool::new(false),
         }
     }
 
@@ -369,6 +379,7 @@ impl Check {
             Kind::Memcached(endpoint) => memcached::check(endpoint, context, at).await,
             Kind::Nats(endpoint) => nats::check(endpoint, context, at).await,
             Kind::Zookeeper(endpoint) => zookeeper::check(endpoint, context, at).await,
+            Kind::Kafka(kafka) => kafka::check(kafka, &self.target, context, at).await,
             Kind::Dns(name) => dns::check(name, &context.resolver, at).await,
             Kind::K8s(target) => match &context.options.k8s {
                 Some(cluster) => {

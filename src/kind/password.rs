@@ -54,6 +54,7 @@ fn names(kind: &Kind, key: &str) -> bool {
         | Kind::Zookeeper(endpoint) => endpoint,
         Kind::Postgres(target) => &target.endpoint,
         Kind::Amqp(target) => &target.endpoint,
+        Kind::Kafka(target) => &target.endpoint,
         Kind::Grpc(target) => &target.endpoint,
         _ => return false,
     };

@@ -29,7 +29,7 @@ pub const OPTIONS: &[Row] = &[
 const HTTP: &str = "http(s):// targets";
 const HTTP_OR_FILE: &str = "http(s):// and file targets";
 const HTTP_OR_GRPC: &str = "http(s):// and grpc(s):// targets";
-const TLS: &str = "http(s)://, grpcs://, rediss:// and amqps:// targets";
+const TLS: &str = "http(s)://, grpcs://, rediss://, amqps:// and kafkas:// targets";
 const K8S: &str = "k8s:// targets";
 
 fn http(kind: &Kind) -> bool {
@@ -52,6 +52,7 @@ fn tls(kind: &Kind) -> bool {
         Kind::Grpc(target) => target.tls,
         Kind::Redis(target) => target.tls,
         Kind::Amqp(target) => target.tls,
+        Kind::Kafka(target) => target.tls,
         _ => false,
     }
 }
@@ -154,6 +155,8 @@ mod tests {
         assert!(uses("--insecure", "grpcs://a:50051"));
         assert!(uses("--cacert", "rediss://a:6380"));
         assert!(!uses("--cacert", "redis://a:6379"));
+        assert!(uses("--cacert", "kafkas://a:9092"));
+        assert!(!uses("--insecure", "kafka://a:9092"));
         assert!(!uses("--cacert", "k8s://job/migrate"));
         assert!(uses("--k8s-serviceaccount-dir", "k8s://job/migrate"));
     }

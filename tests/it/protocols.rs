@@ -1,10 +1,13 @@
 //! The protocol targets (`postgres://`, `redis://`, `mysql://`, `amqp://`, `memcached://`,
-//! `nats://`, `zk://`, `dns://`) against the real servers from Debian's packages, started by
-//! the suite, in each state the issue names; and against peers that speak no protocol at all.
+//! `nats://`, `zk://`, `kafka://`, `dns://`) against the real servers from Debian's packages
+//! (Kafka's from Maven Central), started by the suite, in each state the issue names; and
+//! against peers that speak no protocol at all.
 
 mod amqp;
 mod dns;
 mod hostile;
+mod kafka;
+mod kafka_fake;
 mod memcached;
 mod mysql;
 mod nats;

@@ -58,7 +58,7 @@ fn an_option_no_target_uses_is_refused_naming_it_and_the_targets() {
         ),
         (
             vec!["wait", "--insecure", &redis, &open],
-            format!("--insecure does nothing for {redis}, {open}: it applies to http(s)://, grpcs://, rediss:// and amqps:// targets only"),
+            format!("--insecure does nothing for {redis}, {open}: it applies to http(s)://, grpcs://, rediss://, amqps:// and kafkas:// targets only"),
         ),
         (vec!["wait", "--unix-socket", "/run/x.sock", &open], "--unix-socket does nothing".into()),
         (vec!["wait", "--k8s-serviceaccount-dir", "/x", &open], "it applies to k8s:// targets only".into()),

@@ -370,7 +370,7 @@ fn a_target_that_cannot_be_a_url_names_the_fix() {
         (
             "mongodb://db:27017",
             "unknown scheme \"mongodb\" (expected tcp, http, https, file, unix, grpc, grpcs, \
-             k8s, postgres, redis, rediss, mysql, amqp, amqps, memcached, nats, zk, dns); to \
+             k8s, postgres, redis, rediss, mysql, amqp, amqps, memcached, nats, zk, kafka, kafkas, dns); to \
              check that its port accepts connections: tcp://db:27017",
         ),
         (

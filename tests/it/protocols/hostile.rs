@@ -11,7 +11,7 @@ use crate::support::readygate;
 use crate::support::run::RunExt;
 
 /// Every protocol kind that takes a host and port.
-const SCHEMES: [&str; 9] = [
+const SCHEMES: [&str; 11] = [
     "postgres",
     "redis",
     "rediss",
@@ -21,6 +21,8 @@ const SCHEMES: [&str; 9] = [
     "memcached",
     "nats",
     "zk",
+    "kafka",
+    "kafkas",
 ];
 
 /// Sends bytes without a line end or a frame that ends, as fast as they are read.
@@ -45,7 +47,8 @@ fn a_silent_listener_is_not_ready_within_the_attempt_timeout() {
         .expect_ended_at(Duration::from_millis(500));
     for target in &targets {
         // Over TLS, the silence is inside the handshake, and the reason says so as https's does.
-        let waited = match target.starts_with("rediss:") || target.starts_with("amqps:") {
+        let tls = ["rediss:", "amqps:", "kafkas:"];
+        let waited = match tls.iter().any(|scheme| target.starts_with(scheme)) {
             true => "TLS handshake not complete",
             false => "no answer",
         };
@@ -114,6 +117,7 @@ fn a_flood_is_cut_off_at_a_few_kib() {
         "memcached",
         "nats",
         "zk",
+        "kafka",
     ] {
         let target = peer.url(scheme, "");
         let run = measured(&mut readygate([

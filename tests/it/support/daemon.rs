@@ -92,6 +92,19 @@ impl Daemon {
         });
     }
 
+    /// Where its output goes.
+    pub fn log_path(&self) -> PathBuf {
+        self.log.clone()
+    }
+
+    /// Kills the server at once (SIGKILL), as a crash or the OOM killer would, and reaps it.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
     /// What the server wrote so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
