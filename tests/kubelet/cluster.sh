@@ -1,8 +1,9 @@
 # A one-node cluster for tests/kubelet/run.sh, sourced: Debian's etcd and containerd (with
 # runc), kube-apiserver and the kubelet built by build.sh, each with its own folder under
 # $CLUSTER, certificates made here with openssl and a static token file. No scheduler and no
-# controller-manager: pods name their node (`localhost`). Everything listens on 127.0.0.1 only,
-# and every process started is recorded by PID so that cluster_down stops exactly those.
+# controller-manager: pods name their node (`localhost`). Everything listens on 127.0.0.1 only
+# but the kubelet (on the machine's address, see start_kubelet), and every process started is
+# recorded by PID so that cluster_down stops exactly those.
 #
 # Needs: $KUBE_BIN (build.sh's folder), $CLUSTER (an empty folder).
 
@@ -118,7 +119,7 @@ start_apiserver() {
     --service-cluster-ip-range 10.0.0.0/24 \
     --kubelet-client-certificate "$d/apiserver-kubelet-client.crt" \
     --kubelet-client-key "$d/apiserver-kubelet-client.key" \
-    --kubelet-preferred-address-types Hostname \
+    --kubelet-preferred-address-types InternalIP \
     --profiling=false --v 1
   make_kubeconfig admin "$admin"
   make_kubeconfig kubelet "$kubelet"
@@ -165,7 +166,7 @@ start_kubelet() {
   cat >"$d/config.yaml" <<CONF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: 127.0.0.1
+address: $NODE_IP
 port: $KUBELET_PORT
 readOnlyPort: 0
 healthzPort: 0
@@ -188,8 +189,10 @@ serializeImagePulls: false
 # The machine's firewall is not the tests' to change (KUBE-FIREWALL, canary chains).
 makeIPTablesUtilChains: false
 CONF
-  # The kubelet refuses a loopback node IP: it takes the machine's address, and the API server
-  # reaches it by the node name, localhost.
+  # The kubelet refuses a loopback node IP: it takes the machine's address and listens there
+  # (client certificates of the cluster's CA only), where the API server reaches it: its node
+  # proxy (`nodes/NODE/proxy`, through which doctor reads the kubelet's metrics) refuses a
+  # loopback address ("address not allowed").
   start_daemon kubelet "$KUBE_BIN/kubelet" --config "$d/config.yaml" \
     --kubeconfig "$CLUSTER/kubelet.kubeconfig" --root-dir "$d/root" --cert-dir "$d/pki" \
     --hostname-override localhost --node-ip "$NODE_IP" --v 1

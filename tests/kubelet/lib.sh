@@ -85,22 +85,26 @@ objects() {
 }
 
 # The pod that the workload of FILE (a Pod, or the template of a Job or Deployment) becomes on
-# this node, named NAME: bound to node localhost (no scheduler), on the host's network (no
-# CNI; the names of the Services the examples wait for resolve to the host's loopback, where
-# the cases start stand-ins), images used as imported (no registry). JQ (optional) changes it
-# further, for a failure path; KIND (optional) picks the workload when the file has several.
+# this node, named NAME (on_this_node). JQ (optional) changes it further, for a failure path;
+# KIND (optional) picks the workload when the file has several.
 pod_from() {
   local file="$1" name="$2" jq_change="${3:-.}" kind="${4:-}"
   admitted "$file" "$name" "$kind"
-  declared_pod "$file" "$name" "$kind" | jq -c '
+  declared_pod "$file" "$name" "$kind" | on_this_node | jq -c --argjson idle "$IDLE" "$jq_change"
+}
+
+# The pod JSON on stdin as this node runs it: bound to node localhost (no scheduler), on the
+# host's network (no CNI; the names of the Services the examples wait for resolve to the host's
+# loopback, where the cases start stand-ins), images used as imported (no registry).
+on_this_node() {
+  jq -c '
     .spec.nodeName = "localhost"
     | .spec.hostNetwork = true
     | .spec.hostAliases = [{ip: "127.0.0.1", hostnames:
         ["db.default.svc", "cache.default.svc", "fluentd.logging.svc.cluster.local"]}]
     | .spec.initContainers = [(.spec.initContainers // [])[] | .imagePullPolicy = "Never"]
     | .spec.containers = [.spec.containers[] | .imagePullPolicy = "Never"]
-    | if .spec.initContainers == [] then del(.spec.initContainers) else . end' |
-    jq -c --argjson idle "$IDLE" "$jq_change"
+    | if .spec.initContainers == [] then del(.spec.initContainers) else . end'
 }
 
 # The command of a container that a failure path silences ($idle in pod_from's JQ): it listens

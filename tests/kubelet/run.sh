@@ -31,6 +31,7 @@ CLUSTER="$(mktemp -d "${TMPDIR:-/tmp}/readygate-kubelet.XXXXXX")"
 source "$HERE/cluster.sh"
 source "$HERE/images.sh"
 source "$HERE/lib.sh"
+source "$HERE/cluster-side.sh"
 export ROOT HERE KUBE_BIN CLUSTER
 
 # Stops PID and every process below it, deepest first.
@@ -97,13 +98,15 @@ run_case() {
 # Lanes: every pod uses the host's network, so the case files whose pods use one host port
 # (`# host ports:`) share a lane and run one case at a time; the lanes run at once. Files that
 # name no port share one lane too: the API server's gauges of open watches that they read count
-# the whole cluster's.
+# the whole cluster's. A file that says `# host ports: none` uses neither and has a lane of its
+# own.
 files=("$HERE"/cases/*.sh)
 declare -A ports lane
 for file in "${files[@]}"; do
   ports[$file]=" $(sed -n 's/^# host ports: //p' "$file") "
   lane[$file]="$file"
   [[ -z "${ports[$file]// /}" ]] && lane[$file]=api
+  [[ "${ports[$file]}" == " none " ]] && ports[$file]=" "
 done
 merged=1
 while ((merged)); do

@@ -1,0 +1,111 @@
+# readygate-cluster webhook, run on the host and registered with the real API server
+# (`clientConfig.url` on 127.0.0.1, a CA made by the case as `caBundle`, failurePolicy Ignore,
+# the opt-in label readygate.dev/inject=enabled). admission: tests/kubelet/manifests/depends-on.yaml
+# created as it is comes out mutated in the labelled namespace, and its containers start in
+# order (the sidecar's startupProbe, then the gate, which holds the app until the database
+# listens); in a namespace without the label the same pod is stored untouched and the webhook
+# is never asked. down: with the webhook stopped (SIGSTOP: it accepts connections and never
+# answers) a pod is admitted unmutated after the registration's timeout; with it gone
+# (connection refused), at once.
+# host ports: 7301 7302
+# case: webhook admission webhook_admission
+# case: webhook down webhook_down
+
+# depends-on.yaml as this node runs it, on this case file's ports, its sidecar's name resolving
+# to the host's loopback.
+webhook_shop_pod() {
+  k create --dry-run=client -o json -f "$HERE/manifests/depends-on.yaml" |
+    jq -c 'del(.metadata.namespace) | walk(if type == "string" then gsub("7311"; "7301") | gsub("7312"; "7302") else . end)' |
+    on_this_node | jq -c '.spec.hostAliases[0].hostnames += ["proxy.default.svc"]'
+}
+
+# A pod asking for a gate on nothing that will listen: mutated, it would never start.
+webhook_gated_pod() {
+  jq -cn --arg name "$1" '{apiVersion: "v1", kind: "Pod",
+    metadata: {name: $name, annotations: {"readygate.dev/wait-for": "tcp://127.0.0.1:7301"}},
+    spec: {terminationGracePeriodSeconds: 1,
+           containers: [{name: "app", image: "busybox:1.36",
+                         command: ["sh", "-c", "trap \"exit 0\" TERM; sleep 3600 & wait"]}]}}' |
+    on_this_node
+}
+
+# Waits up to 30 s until the configuration is in effect in NS: a dry-run CREATE of pod JSON
+# comes back with readygate's gate. The API server loads new configurations in the background.
+webhook_in_effect() {
+  local ns="$1" pod="$2" end=$((SECONDS + 30))
+  until k -n "$ns" create --dry-run=server -o json -f - <<<"$pod" 2>/dev/null |
+    jq -e '.spec.initContainers // [] | any(.name == "readygate-wait")' >/dev/null; do
+    ((SECONDS < end)) || fail "the webhook was not asked within 30 s of its registration"
+    sleep 0.2
+  done
+}
+
+# The milliseconds `kubectl create` of pod JSON in NS takes; the pod's stored JSON to FILE.
+timed_create() {
+  local ns="$1" pod="$2" file="$3" began
+  began=$(date +%s%N)
+  k -n "$ns" create -o json -f - >"$file" <<<"$pod"
+  echo $((($(date +%s%N) - began) / 1000000))
+}
+
+webhook_admission() {
+  local ns="$1" tls="$CASE_DIR/tls" plain stored image
+  plain="$(echo "$ns-plain" | cut -c1-63)"
+  webhook_certs "$tls"
+  start_webhook "$tls"
+  trap "kill $WEBHOOK_PID 2>/dev/null || true; k delete mutatingwebhookconfiguration $ns >/dev/null 2>&1 || true; delete_pods $plain" EXIT
+  make_namespace "$plain"
+  k label namespace "$ns" readygate.dev/inject=enabled >/dev/null
+  register_webhook "$ns" "$WEBHOOK_PORT" "$tls" "[\"$ns\", \"$plain\"]" readygate.dev/inject=enabled 5
+  webhook_in_effect "$ns" "$(webhook_gated_pod probe)"
+  # The image the webhook names (inject's default) is readygate's, imported under that name.
+  image="$(k -n "$ns" create --dry-run=server -o json -f - <<<"$(webhook_gated_pod probe)" |
+    jq -r '.spec.initContainers[] | select(.name == "readygate-wait") | .image')"
+  provide_image "$image"
+
+  create_pod "$ns" "$(webhook_shop_pod)"
+  stored="$(container_names < <(pod_json "$ns" shop))"
+  [[ "$stored" == "readygate-install proxy readygate-wait app" ]] ||
+    fail "the admitted pod's containers are '$stored', not readygate-install proxy readygate-wait app"
+  wait_line "$tls/webhook.log" "$WEBHOOK_PID" "mutated $ns/shop" >/dev/null
+
+  # Without the opt-in label: stored as created, and no review reached the webhook.
+  create_pod "$plain" "$(webhook_gated_pod plain)"
+  pod_json "$plain" plain | jq -e '(.spec.initContainers // []) == []
+    and .metadata.annotations["readygate.dev/wait-for"] == "tcp://127.0.0.1:7301"' >/dev/null ||
+    fail "the pod in $plain (no opt-in label) was changed: $(container_names < <(pod_json "$plain" plain))"
+  ! grep -q "$plain/" "$tls/webhook.log" || fail "the webhook was asked about $plain: $(grep "$plain/" "$tls/webhook.log")"
+
+  shop_runs_in_order "$ns" 7301
+  echo "mutated in the labelled namespace (install, sidecar, gate, app), untouched and never reviewed without the label; sidecar probed, gate held the app until the database listened, Ready"
+}
+
+webhook_down() {
+  local ns="$1" tls="$CASE_DIR/tls" hung refused stored
+  webhook_certs "$tls"
+  start_webhook "$tls"
+  trap "kill -CONT $WEBHOOK_PID 2>/dev/null || true; kill $WEBHOOK_PID 2>/dev/null || true; k delete mutatingwebhookconfiguration $ns >/dev/null 2>&1 || true" EXIT
+  k label namespace "$ns" readygate.dev/inject=enabled >/dev/null
+  register_webhook "$ns" "$WEBHOOK_PORT" "$tls" "[\"$ns\"]" readygate.dev/inject=enabled 2
+  webhook_in_effect "$ns" "$(webhook_gated_pod probe)"
+
+  # Stopped: the API server's call runs into the registration's 2 s, then failurePolicy Ignore.
+  kill -STOP "$WEBHOOK_PID"
+  hung="$(timed_create "$ns" "$(webhook_gated_pod hung)" "$CASE_DIR/hung.json")"
+  kill -CONT "$WEBHOOK_PID"
+  stored="$(container_names <"$CASE_DIR/hung.json")"
+  [[ "$stored" == app ]] || fail "the pod admitted past a stopped webhook was mutated: '$stored'"
+  ((hung >= 1800 && hung <= 8000)) || fail "admitted past a stopped webhook after $hung ms, not about its 2 s timeout"
+
+  # Gone: connection refused, admitted unmutated at once.
+  kill "$WEBHOOK_PID"
+  wait "$WEBHOOK_PID" || fail "the webhook did not exit 0 at SIGTERM: $(tail -n 3 "$tls/webhook.log")"
+  refused="$(timed_create "$ns" "$(webhook_gated_pod gone)" "$CASE_DIR/gone.json")"
+  stored="$(container_names <"$CASE_DIR/gone.json")"
+  [[ "$stored" == app ]] || fail "the pod admitted without a webhook was mutated: '$stored'"
+  ((refused < 1800)) || fail "admitted without a webhook (connection refused) only after $refused ms"
+
+  wait_ready "$ns" hung 60 "the pod admitted past the stopped webhook did not run"
+  wait_ready "$ns" gone 60 "the pod admitted without the webhook did not run"
+  echo "webhook stopped: admitted unmutated in $hung ms (timeout 2 s); webhook gone: in $refused ms; both ran"
+}
