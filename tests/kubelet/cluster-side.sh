@@ -59,25 +59,38 @@ start_strip_webhook() {
   STRIP_PORT="${line##*:}"
 }
 
-# Registers the MutatingWebhookConfiguration NAME: pod CREATE sent to https://127.0.0.1:PORT/mutate,
-# trusting DIR's CA, failurePolicy Ignore, TIMEOUT seconds, for the namespaces of the JSON list
-# NAMESPACES that also carry the label SELECTOR (`key=value`, or `-` for none).
+# Registers deploy/overlays/webhook's MutatingWebhookConfiguration (its rules, policies and
+# opt-in namespaceSelector) as NAME, sent to https://127.0.0.1:PORT/mutate trusting DIR's CA and
+# limited further to the namespaces of the JSON list NAMESPACES; TIMEOUT (optional) replaces
+# its timeoutSeconds.
 register_webhook() {
-  local name="$1" port="$2" d="$3" namespaces="$4" selector="$5" timeout="$6"
+  local name="$1" port="$2" d="$3" namespaces="$4" timeout="${5:-}"
+  k create --dry-run=client -o json -f "$ROOT/deploy/overlays/webhook/webhook.yaml" |
+    jq -c --arg name "$name" --arg url "https://127.0.0.1:$port/mutate" \
+      --arg ca "$(base64 -w0 "$d/ca.crt")" --argjson namespaces "$namespaces" --arg timeout "$timeout" '
+      .metadata = {name: $name}
+      | .webhooks[0].clientConfig = {url: $url, caBundle: $ca}
+      | .webhooks[0].namespaceSelector.matchExpressions +=
+          [{key: "kubernetes.io/metadata.name", operator: "In", values: $namespaces}]
+      | if $timeout == "" then . else .webhooks[0].timeoutSeconds = ($timeout | tonumber) end' |
+    k create -f - >/dev/null
+}
+
+# Registers the stand-in of an old webhook as the MutatingWebhookConfiguration NAME: pod
+# CREATE in the namespaces of the JSON list NAMESPACES, sent to https://127.0.0.1:PORT/mutate
+# trusting DIR's CA.
+register_stand_in() {
+  local name="$1" port="$2" d="$3" namespaces="$4"
   jq -cn --arg name "$name" --arg url "https://127.0.0.1:$port/mutate" \
-    --arg ca "$(base64 -w0 "$d/ca.crt")" --argjson namespaces "$namespaces" \
-    --arg selector "$selector" --argjson timeout "$timeout" '
+    --arg ca "$(base64 -w0 "$d/ca.crt")" --argjson namespaces "$namespaces" '
     {apiVersion: "admissionregistration.k8s.io/v1", kind: "MutatingWebhookConfiguration",
      metadata: {name: $name},
      webhooks: [{
        name: "\($name).test.readygate.dev",
        clientConfig: {url: $url, caBundle: $ca},
        rules: [{operations: ["CREATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["pods"]}],
-       namespaceSelector: {
-         matchLabels: (if $selector == "-" then {} else {($selector | split("=")[0]): ($selector | split("=")[1])} end),
-         matchExpressions: [{key: "kubernetes.io/metadata.name", operator: "In", values: $namespaces}]},
-       failurePolicy: "Ignore", reinvocationPolicy: "IfNeeded", sideEffects: "None",
-       admissionReviewVersions: ["v1"], timeoutSeconds: $timeout}]}' |
+       namespaceSelector: {matchExpressions: [{key: "kubernetes.io/metadata.name", operator: "In", values: $namespaces}]},
+       failurePolicy: "Fail", sideEffects: "None", admissionReviewVersions: ["v1"], timeoutSeconds: 5}]}' |
     k create -f - >/dev/null
 }
 

@@ -42,7 +42,7 @@ doctor_strip() {
   local ns="$1" tls="$CASE_DIR/tls" sidecar end=$((SECONDS + 30))
   webhook_certs "$tls"
   start_strip_webhook "$tls"
-  register_webhook "$ns" "$STRIP_PORT" "$tls" "[\"$ns\"]" - 5
+  register_stand_in "$ns" "$STRIP_PORT" "$tls" "[\"$ns\"]"
   sidecar='{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "sidecar"},
     "spec": {"nodeName": "localhost", "hostNetwork": true, "terminationGracePeriodSeconds": 1,
       "initContainers": [{"name": "proxy", "image": "busybox:1.36", "imagePullPolicy": "Never",

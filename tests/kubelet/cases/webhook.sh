@@ -1,12 +1,12 @@
-# readygate-cluster webhook, run on the host and registered with the real API server
-# (`clientConfig.url` on 127.0.0.1, a CA made by the case as `caBundle`, failurePolicy Ignore,
-# the opt-in label readygate.dev/inject=enabled). admission: tests/kubelet/manifests/depends-on.yaml
-# created as it is comes out mutated in the labelled namespace, and its containers start in
-# order (the sidecar's startupProbe, then the gate, which holds the app until the database
-# listens); in a namespace without the label the same pod is stored untouched and the webhook
-# is never asked. down: with the webhook stopped (SIGSTOP: it accepts connections and never
-# answers) a pod is admitted unmutated after the registration's timeout; with it gone
-# (connection refused), at once.
+# readygate-cluster webhook, run on the host and registered with the real API server by
+# deploy/overlays/webhook's configuration (failurePolicy Ignore, the opt-in label
+# readygate.dev/inject=enabled), its clientConfig a url on 127.0.0.1 and a CA the case made.
+# admission: tests/kubelet/manifests/depends-on.yaml created as it is comes out mutated in the
+# labelled namespace, and its containers start in order (the sidecar's startupProbe, then the
+# gate, which holds the app until the database listens); in a namespace without the label an
+# annotated pod is stored untouched and the webhook is never asked. down: with the webhook
+# stopped (SIGSTOP: it accepts connections and never answers) a pod is admitted unmutated after
+# the registration's timeout; with it gone (connection refused), at once.
 # host ports: 7301 7302
 # case: webhook admission webhook_admission
 # case: webhook down webhook_down
@@ -56,7 +56,7 @@ webhook_admission() {
   trap "kill $WEBHOOK_PID 2>/dev/null || true; k delete mutatingwebhookconfiguration $ns >/dev/null 2>&1 || true; delete_pods $plain" EXIT
   make_namespace "$plain"
   k label namespace "$ns" readygate.dev/inject=enabled >/dev/null
-  register_webhook "$ns" "$WEBHOOK_PORT" "$tls" "[\"$ns\", \"$plain\"]" readygate.dev/inject=enabled 5
+  register_webhook "$ns" "$WEBHOOK_PORT" "$tls" "[\"$ns\", \"$plain\"]"
   webhook_in_effect "$ns" "$(webhook_gated_pod probe)"
   # The image the webhook names (inject's default) is readygate's, imported under that name.
   image="$(k -n "$ns" create --dry-run=server -o json -f - <<<"$(webhook_gated_pod probe)" |
@@ -86,7 +86,7 @@ webhook_down() {
   start_webhook "$tls"
   trap "kill -CONT $WEBHOOK_PID 2>/dev/null || true; kill $WEBHOOK_PID 2>/dev/null || true; k delete mutatingwebhookconfiguration $ns >/dev/null 2>&1 || true" EXIT
   k label namespace "$ns" readygate.dev/inject=enabled >/dev/null
-  register_webhook "$ns" "$WEBHOOK_PORT" "$tls" "[\"$ns\"]" readygate.dev/inject=enabled 2
+  register_webhook "$ns" "$WEBHOOK_PORT" "$tls" "[\"$ns\"]" 2
   webhook_in_effect "$ns" "$(webhook_gated_pod probe)"
 
   # Stopped: the API server's call runs into the registration's 2 s, then failurePolicy Ignore.
