@@ -204,7 +204,17 @@ fn a_watched_list_holds_exactly_1000_items_and_refuses_the_1001st() {
         api.put(pod(i));
     }
     let url = "k8s://pods?selector=app=web";
-    let mut run = Running::spawn(&mut api.readygate(["wait", "-v", "-t", "60s", url]));
+    // A long attempt bound: a 998-item list read by a debug build on a loaded machine (or under
+    // qemu) can pass the default 1 s, and a list retried would be counted below as a re-list.
+    let mut run = Running::spawn(&mut api.readygate([
+        "wait",
+        "-v",
+        "-t",
+        "60s",
+        "--attempt-timeout",
+        "20s",
+        url,
+    ]));
     run.line("0 of 998 pods ready");
     run.line("k8s://pods?selector=app=web: watching");
     api.put(pod(998));

@@ -54,29 +54,30 @@ fn one_failure_in_the_span_starts_it_again() {
 
 #[test]
 fn a_deadline_within_the_span_says_how_long_it_held_and_probe_refuses_it() {
-    // Not ready for SPAN from readygate's first request (not from the test's start: its own
-    // start-up, slow under emulation, must not eat into the span).
+    // Not ready for 1.5 s from readygate's first request (not from the test's start: its own
+    // start-up, slow under emulation or load, must not eat into the span), then ready: 3 s of
+    // stability cannot fit before the 4 s deadline, and the first ready answer comes in time
+    // unless that first request is over 2 s late.
     let first = OnceLock::new();
-    let server =
-        HttpServer::start(
-            move |_, _| match first.get_or_init(Instant::now).elapsed() < SPAN {
-                true => Answer::status(503),
-                false => Answer::body("ok"),
-            },
-        );
+    let server = HttpServer::start(move |_, _| {
+        match first.get_or_init(Instant::now).elapsed() < Duration::from_millis(1500) {
+            true => Answer::status(503),
+            false => Answer::body("ok"),
+        }
+    });
     let outcome = readygate([
         "wait",
         "--timeout",
-        "2s",
+        "4s",
         "--stable-for",
-        "1500ms",
+        "3s",
         &server.url("/"),
     ])
     .outcome();
     outcome
         .expect_code(1)
         .expect_stderr("stable for only ")
-        .expect_stderr(" of the 1.5s needed");
+        .expect_stderr(" of the 3.0s needed");
     for (args, fault) in [
         (
             &["probe", "--stable-for", "1s", "h:1"][..],
