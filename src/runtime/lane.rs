@@ -123,39 +123,49 @@ mod tests {
     #[tokio::test]
     async fn a_timeout_cuts_a_job_off_and_the_lane_frees_when_it_ends() {
         let lane = Lane::default();
-        let slow = tokio::time::timeout(
-            Duration::from_millis(50),
-            lane.run(|| std::thread::sleep(Duration::from_millis(300))),
-        )
-        .await;
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let slow =
+            tokio::time::timeout(Duration::from_millis(50), lane.run(move || held.recv())).await;
         assert!(slow.is_err(), "the timeout must fire while the job runs");
-        // The next job waits for the lane, then runs.
-        let started = std::time::Instant::now();
-        assert_eq!(lane.run(|| 7).await, Ok(7));
-        assert!(started.elapsed() >= Duration::from_millis(150));
+        // The next job waits for the lane while the cut-off job still runs, then runs.
+        let mut next = tokio::spawn({
+            let lane = lane.clone();
+            async move { lane.run(|| 7).await }
+        });
+        let early = tokio::time::timeout(Duration::from_millis(100), &mut next).await;
+        assert!(early.is_err(), "the next job ran beside the cut-off one");
+        release.send(()).unwrap();
+        assert_eq!(next.await.unwrap(), Ok(7));
     }
 
     #[tokio::test]
     async fn a_started_job_runs_before_the_next_job_of_its_lane() {
         let lane = Lane::default();
         let (done, seen) = std::sync::mpsc::channel();
+        let (release, held) = std::sync::mpsc::channel::<()>();
         let result = lane.start(move || {
-            std::thread::sleep(Duration::from_millis(100));
+            let _ = held.recv();
             done.send(()).unwrap();
             5
         });
-        let after = lane.run(move || seen.try_recv().is_ok()).await;
+        // Released only once the next job is queued behind it.
+        let (after, ()) = tokio::join!(lane.run(move || seen.try_recv().is_ok()), async {
+            tokio::task::yield_now().await;
+            release.send(()).unwrap();
+        });
         assert_eq!(
             after,
             Ok(true),
             "the next job ran before the started one ended"
         );
         assert_eq!(result.await, Ok(5));
-        let silent = lane.run_within(Duration::from_millis(50), || {
-            std::thread::sleep(Duration::from_millis(300));
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let silent = lane.run_within(Duration::from_millis(50), move || {
+            let _ = held.recv();
         });
         let silent = silent.await.unwrap_err().to_string();
         assert_eq!(silent, "no answer from the file system within 50ms");
+        drop(release);
     }
 
     #[tokio::test]

@@ -7,10 +7,12 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::io::AsRawFd;
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
+
+use super::events::Stop;
 
 /// What a hostile TCP peer does with each connection it accepts.
 pub type Behaviour = fn(TcpStream);
@@ -235,7 +237,7 @@ impl HangUpSocket {
 /// A path that, until dropped, keeps being replaced (rename over), truncated, turned into a
 /// folder and into a FIFO: never holding the content a test waits for.
 pub struct ShapeShifter {
-    stop: Arc<AtomicBool>,
+    stop: Arc<Stop>,
     changes: Arc<AtomicUsize>,
     thread: Option<thread::JoinHandle<()>>,
 }
@@ -243,14 +245,14 @@ pub struct ShapeShifter {
 impl ShapeShifter {
     /// Starts changing `path` (inside a folder the test owns) about every millisecond.
     pub fn start(path: &Path) -> ShapeShifter {
-        let stop = Arc::new(AtomicBool::new(false));
+        let stop = Arc::new(Stop::default());
         let changes = Arc::new(AtomicUsize::new(0));
-        let (path, flag, counter) = (path.to_path_buf(), stop.clone(), changes.clone());
+        let (path, told, counter) = (path.to_path_buf(), stop.clone(), changes.clone());
         std::fs::write(&path, "starting").expect("seed file");
         let thread = thread::spawn(move || {
             let staged = path.with_extension("staged");
             let mut step = 0usize;
-            while !flag.load(Ordering::SeqCst) {
+            loop {
                 let _ = match step % 4 {
                     // Replaced: a new file renamed over the old one (or over the FIFO).
                     0 => std::fs::write(&staged, "replaced, not yet")
@@ -270,7 +272,10 @@ impl ShapeShifter {
                 };
                 step += 1;
                 counter.fetch_add(1, Ordering::SeqCst);
-                thread::sleep(Duration::from_millis(1));
+                // Its pace, cut short when the test is done with it.
+                if !told.pause(Duration::from_millis(1)) {
+                    break;
+                }
             }
         });
         ShapeShifter {
@@ -288,7 +293,7 @@ impl ShapeShifter {
 
 impl Drop for ShapeShifter {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
+        self.stop.give();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
