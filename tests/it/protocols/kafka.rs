@@ -102,14 +102,10 @@ fn a_controller_without_a_quorum_is_not_ready_in_its_own_words() {
 
 /// The outcome of `child`, which must exit within `limit` from now (it is killed otherwise).
 fn exited_within(mut child: Child, spawned: Instant, limit: Duration) -> Outcome {
-    let now = Instant::now();
-    while child.try_wait().expect("try_wait").is_none() {
-        if now.elapsed() > limit {
-            let _ = child.kill();
-            let outcome = finish(child, spawned);
-            panic!("not seen within {limit:?} of the start: {outcome:#?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    if crate::support::events::exit_within(&mut child, limit).is_none() {
+        let _ = child.kill();
+        let outcome = finish(child, spawned);
+        panic!("not seen within {limit:?} of the start: {outcome:#?}");
     }
     finish(child, spawned)
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::probe;
 use crate::support::measure::measured;
-use crate::support::raw::Peer;
+use crate::support::raw::{self, Peer};
 use crate::support::readygate;
 use crate::support::run::RunExt;
 
@@ -171,9 +171,12 @@ fn huge_size(mut stream: TcpStream) {
 /// Answers with a size of 64 bytes, then one byte every 100 ms, forever.
 fn drip(mut stream: TcpStream) {
     let _ = request(&mut stream);
-    let _ = stream.write_all(&64i32.to_be_bytes());
-    while stream.write_all(&[0]).is_ok() {
-        std::thread::sleep(Duration::from_millis(100));
+    if stream.write_all(&64i32.to_be_bytes()).is_ok() {
+        raw::drip(
+            &mut stream,
+            std::iter::repeat(0),
+            Duration::from_millis(100),
+        );
     }
 }
 

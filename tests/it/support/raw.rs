@@ -89,9 +89,16 @@ pub fn drip_headers(mut stream: TcpStream) {
     if stream.write_all(b"HTTP/1.1 200 OK\r\n").is_err() {
         return;
     }
-    for byte in b"X-Drip: ".iter().chain(b"a".iter().cycle()) {
-        thread::sleep(Duration::from_secs(1));
-        if stream.write_all(&[*byte]).is_err() {
+    let header = b"X-Drip: ".iter().chain(b"a".iter().cycle()).copied();
+    drip(&mut stream, header, Duration::from_secs(1));
+}
+
+/// Writes `bytes` one at a time, each `every` after the last (the peer's pace, the behaviour
+/// under test), until the client hangs up.
+pub fn drip(stream: &mut TcpStream, bytes: impl IntoIterator<Item = u8>, every: Duration) {
+    for byte in bytes {
+        thread::sleep(every);
+        if stream.write_all(&[byte]).is_err() {
             return;
         }
     }
