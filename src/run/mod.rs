@@ -104,7 +104,9 @@ async fn run(plan: &Plan, context: &Arc<Context>, signals: &mut Terminations) ->
         };
         let secrets = plan.secrets.clone();
         let job = move || report::write_termination_log(&log, &message, &secrets);
-        let written = match off_thread(plan, signals, job).await {
+        // Off the runtime's thread, as checks' file work is, for one attempt's time.
+        let done = lane::run_alone(plan.policy.attempt_timeout, signals.next(), job).await;
+        let written = match done {
             Ok(written) => written.map_err(|e| describe_io(&e)),
             Err(Stop::Failed(failure)) => Err(failure.to_string()),
             Err(Stop::Signal(signal)) => {
@@ -166,16 +168,6 @@ fn command_among_targets(
     }
 }
 
-/// Runs file-system work on a path the user named (`--touch`, `--termination-log`) off the
-/// runtime's thread, as checks do, for one attempt's time.
-async fn off_thread<T: Send + 'static>(
-    plan: &Plan,
-    signals: &mut Terminations,
-    job: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, Stop> {
-    lane::run_alone(plan.policy.attempt_timeout, signals.next(), job).await
-}
-
 /// `--touch` naming a folder that exists is a usage error: looked for at start, off the
 /// runtime's thread (the path may be on a dead mount) and alongside the wait, which it never
 /// delays; the touch once ready looks again, should readiness come first. Resolves (to the
@@ -218,7 +210,8 @@ async fn ready(plan: &Plan, signals: &mut Terminations) -> Exit {
             true => Ok(Err(path)),
             false => report::touch(&path).map(Ok),
         };
-        let touched = match off_thread(plan, signals, job).await {
+        let done = lane::run_alone(plan.policy.attempt_timeout, signals.next(), job).await;
+        let touched = match done {
             Ok(Ok(Err(folder))) => return touch_is_a_folder(&folder),
             Ok(touched) => touched.map(drop),
             Err(Stop::Failed(failure)) => {
@@ -248,7 +241,7 @@ async fn ready(plan: &Plan, signals: &mut Terminations) -> Exit {
     };
     tracing::debug!(event = "lookup", "looking up the command {shown}{in_path}");
     let look_up = move || crate::process::exec::find_program(&program).map(std::fs::metadata);
-    match off_thread(plan, signals, look_up).await {
+    match lane::run_alone(plan.policy.attempt_timeout, signals.next(), look_up).await {
         Ok(_) => {}
         Err(Stop::Failed(failure)) => {
             let why = failure.to_string();

@@ -8,18 +8,19 @@ use super::state::{self, Step};
 use super::Native;
 use crate::exit::Exit;
 use crate::process::signal::{stopped, Terminations};
-use crate::runtime::lane::{self, Stop, UNBOUNDED_WITHIN};
+use crate::runtime::lane::{run_alone, Stop, UNBOUNDED_WITHIN};
 
 /// First run: write `first-run` and exit 0; restart: write `native`, then run COMMAND.
 pub async fn run(args: Native, mut signals: Terminations) -> Result<Exit, Exit> {
     let path = &args.state;
     state::check_path(path)?;
     let owned = path.clone();
-    let previous = off_thread(path, &mut signals, move || state::read(&owned)).await?;
+    let job = move || state::read(&owned);
+    let previous = at_state_file(path, run_alone(UNBOUNDED_WITHIN, signals.next(), job).await)?;
     let Some(previous) = previous else {
         let owned = path.clone();
         let job = move || state::write(&owned, Step::FirstRun);
-        off_thread(path, &mut signals, job).await?;
+        at_state_file(path, run_alone(UNBOUNDED_WITHIN, signals.next(), job).await)?;
         tracing::info!(
             event = "sidecar",
             "first run: wrote first-run to {}; exiting so that a kubelet with built-in sidecars \
@@ -29,10 +30,8 @@ pub async fn run(args: Native, mut signals: Terminations) -> Result<Exit, Exit> 
         return Ok(Exit::Ready);
     };
     let owned = path.clone();
-    off_thread(path, &mut signals, move || {
-        state::write(&owned, Step::Native)
-    })
-    .await?;
+    let job = move || state::write(&owned, Step::Native);
+    at_state_file(path, run_alone(UNBOUNDED_WITHIN, signals.next(), job).await)?;
     tracing::info!(
         event = "sidecar",
         "restarted (state was {}): built-in sidecars work; wrote native to {}",
@@ -46,14 +45,10 @@ pub async fn run(args: Native, mut signals: Terminations) -> Result<Exit, Exit> 
     }
 }
 
-/// Reads or writes the state file off the runtime's thread: FILE may be on a mount that does
-/// not answer. A terminating signal meanwhile ends the run at once.
-async fn off_thread<T: Send + 'static>(
-    path: &Path,
-    signals: &mut Terminations,
-    job: impl FnOnce() -> Result<T, Exit> + Send + 'static,
-) -> Result<T, Exit> {
-    match lane::run_alone(UNBOUNDED_WITHIN, signals.next(), job).await {
+/// What became of reading or writing the state file on a lane of its own (FILE may be on a
+/// mount that does not answer): its result, or the failure or signal that ended the wait.
+fn at_state_file<T>(path: &Path, done: Result<Result<T, Exit>, Stop>) -> Result<T, Exit> {
+    match done {
         Ok(done) => done,
         Err(Stop::Failed(failure)) => Err(Exit::Failed(format!(
             "state file {}: {failure}",
