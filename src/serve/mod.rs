@@ -26,6 +26,7 @@ use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use crate::error::describe_io;
 use crate::exit::Exit;
 use crate::kind::{Check, Context};
+use crate::process::serving;
 use crate::process::signal::Terminations;
 use answer::App;
 use conns::{Conns, Entry};
@@ -64,9 +65,6 @@ const LINGER: Duration = Duration::from_secs(5);
 
 /// Connections the kernel keeps waiting to be accepted (capped by `net.core.somaxconn`).
 const BACKLOG: u32 = 4096;
-
-/// How long accepting pauses after it failed (out of descriptors): it would fail again at once.
-const ACCEPT_PAUSE: Duration = Duration::from_millis(10);
 
 /// Serves until SIGTERM or SIGINT, which end it with status 0.
 pub async fn serve(mut serve: ServePlan) -> Exit {
@@ -120,23 +118,14 @@ pub async fn serve(mut serve: ServePlan) -> Exit {
     let builders = Arc::new(Builders::new());
     let conns = Conns::new(MAX_CONNECTIONS);
     loop {
-        // Cancellation: both arms are cancel-safe; a connection not yet taken stays queued.
-        let accepted = tokio::select! {
-            signal = signals.next() => {
-                tracing::info!(event = "signal", status = Exit::Ready.code(), "stopped by signal {signal}");
-                return Exit::Ready;
-            }
-            accepted = listener.accept() => accepted,
+        let (stream, peer) = match serving::accept(&listener, &mut signals).await {
+            Ok(accepted) => accepted,
+            Err(exit) => return exit,
         };
-        match accepted {
-            // With no room to be made for its address (`Conns::admit`), it is closed at once.
-            Ok((stream, peer)) => {
-                if let Some(entry) = conns.admit(peer.ip()) {
-                    let (app, builders) = (app.clone(), builders.clone());
-                    tokio::spawn(connection(stream, entry, app, builders, lifetime));
-                }
-            }
-            Err(_) => tokio::time::sleep(ACCEPT_PAUSE).await,
+        // With no room to be made for its address (`Conns::admit`), it is closed at once.
+        if let Some(entry) = conns.admit(peer.ip()) {
+            let (app, builders) = (app.clone(), builders.clone());
+            tokio::spawn(connection(stream, entry, app, builders, lifetime));
         }
         // The new connection reads its request head before the next accept can evict it.
         tokio::task::yield_now().await;

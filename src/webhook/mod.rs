@@ -31,6 +31,7 @@ use crate::inject::Injection;
 use crate::kind::k8s::{kubeconfig, Cluster};
 use crate::log::LogSettings;
 use crate::net::tls::server_cert::{self, Current};
+use crate::process::serving;
 use crate::process::signal::Terminations;
 use crate::secrets::Secrets;
 
@@ -148,33 +149,21 @@ pub async fn serve(plan: WebhookPlan) -> Exit {
     loop {
         // Cancellation: both arms are cancel-safe; a connection not yet taken stays queued.
         let permit = tokio::select! {
-            signal = signals.next() => {
-                tracing::info!(event = "signal", status = Exit::Ready.code(), "stopped by signal {signal}");
-                return Exit::Ready;
-            }
+            exit = serving::stopped(&mut signals) => return exit,
             permit = connections.clone().acquire_owned() => permit,
         };
         let Ok(permit) = permit else {
             return Exit::Ready;
         };
-        let accepted = tokio::select! {
-            signal = signals.next() => {
-                tracing::info!(event = "signal", status = Exit::Ready.code(), "stopped by signal {signal}");
-                return Exit::Ready;
-            }
-            accepted = listener.accept() => accepted,
+        let (stream, _) = match serving::accept(&listener, &mut signals).await {
+            Ok(accepted) => accepted,
+            Err(exit) => return exit,
         };
-        match accepted {
-            Ok((stream, _)) => {
-                let (acceptor, shared) = (acceptor.clone(), shared.clone());
-                tokio::spawn(async move {
-                    connection(stream, acceptor, shared).await;
-                    drop(permit);
-                });
-            }
-            // Out of descriptors: it would fail again at once.
-            Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
-        }
+        let (acceptor, shared) = (acceptor.clone(), shared.clone());
+        tokio::spawn(async move {
+            connection(stream, acceptor, shared).await;
+            drop(permit);
+        });
     }
 }
 

@@ -317,6 +317,12 @@ fn sigterm_stops_accepting_and_exits_0_at_once() {
         served.running.signal(signal);
         let ended = served.running.end();
         assert_eq!(ended.status.code(), Some(0), "{:#?}", ended.outcome);
+        let said = format!("stopped by signal {signal}");
+        assert!(
+            ended.outcome.stderr.contains(&said),
+            "{}",
+            ended.outcome.stderr
+        );
         // Within 1 s is the goal; the margin is for a loaded machine.
         let took = ended.at.duration_since(sent);
         assert!(

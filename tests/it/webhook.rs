@@ -242,6 +242,12 @@ fn pod_create_gets_injects_patch() {
     webhook.running.signal(libc::SIGTERM);
     let ended = webhook.running.end();
     assert_eq!(ended.status.code(), Some(0), "{ended:?}");
+    let said = "stopped by signal 15";
+    assert!(
+        ended.outcome.stderr.contains(said),
+        "{}",
+        ended.outcome.stderr
+    );
 }
 
 #[test]
