@@ -51,6 +51,7 @@ mod serve_lockout;
 mod serve_options;
 mod sidecar;
 mod signals;
+mod sleeps;
 mod stable_for;
 mod static_root;
 mod thresholds_any_all_invert;
