@@ -37,15 +37,19 @@ binary="$(images/static-build.sh "$target" | tail -n 1)"
 context="$(mktemp -d)"
 trap 'rm -rf "$context"' EXIT
 install -m 0755 "$binary" "$context/readygate"
+install -m 0755 "${binary%/*}/readygate-cluster" "$context/readygate-cluster"
 # The Dockerfile's last stage, from its `FROM scratch` on, with the binary taken from the
 # build context: one description of the image for both ways of building it.
 awk '/^FROM scratch/ { final = 1 } final' images/Dockerfile \
-  | sed 's|^COPY --from=build /out/readygate /readygate$|COPY readygate /readygate|' \
+  | sed -e 's|^COPY --from=build /out/readygate /readygate$|COPY readygate /readygate|' \
+    -e 's|^COPY --from=build /out/readygate-cluster /readygate-cluster$|COPY readygate-cluster /readygate-cluster|' \
   >"$context/Containerfile"
-grep -qx 'COPY readygate /readygate' "$context/Containerfile" || {
-  echo "build-image: images/Dockerfile's final stage no longer copies /out/readygate" >&2
-  exit 1
-}
+for name in readygate readygate-cluster; do
+  grep -qx "COPY $name /$name" "$context/Containerfile" || {
+    echo "build-image: images/Dockerfile's final stage no longer copies /out/$name" >&2
+    exit 1
+  }
+done
 
 args=(--pull=never --layers=false --file "$context/Containerfile" --tag "$image"
   --os linux --arch "$arch" --build-arg "VERSION=$version" --build-arg "REVISION=$revision")

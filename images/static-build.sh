@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds a fully static (static-pie) Linux release binary of readygate for one target and prints
-# its path as the last line of stdout (cargo's own output goes to stderr).
+# Builds fully static (static-pie) Linux release binaries of readygate and readygate-cluster
+# (the cluster-side commands, beside it in the same folder) for one target and prints readygate's
+# path as the last line of stdout (cargo's own output goes to stderr).
 # Usage: images/static-build.sh [TARGET]   TARGET: x86_64-unknown-linux-gnu or
 # aarch64-unknown-linux-gnu (x86_64/amd64 and aarch64/arm64 too); by default
 # READYGATE_STATIC_TARGET, else this machine's architecture.
@@ -118,10 +119,12 @@ fi
 "${cargo[@]}" "${build[@]}" --release --locked --target "$target" 1>&2
 
 binary="$target_dir/$target/release/readygate"
-[[ -x "$binary" ]] || { echo "static-build: $binary was not built" >&2; exit 1; }
-# A static binary loads no shared library and relocates itself: refuse to hand out anything else.
-if ! file -b "$binary" | grep -q 'static-pie linked'; then
-  echo "static-build: $binary is not a static-pie executable: $(file -b "$binary")" >&2
-  exit 1
-fi
+for built in "$binary" "$target_dir/$target/release/readygate-cluster"; do
+  [[ -x "$built" ]] || { echo "static-build: $built was not built" >&2; exit 1; }
+  # A static binary loads no shared library and relocates itself: refuse to hand out anything else.
+  if ! file -b "$built" | grep -q 'static-pie linked'; then
+    echo "static-build: $built is not a static-pie executable: $(file -b "$built")" >&2
+    exit 1
+  fi
+done
 echo "$binary"

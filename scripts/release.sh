@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds a release into dist/ (or READYGATE_DIST): for x86_64 and aarch64, a tarball with the
-# static binary (its dependency list embedded by cargo-auditable), LICENSE, README.md, the man
-# page and the completions; an OCI image archive per architecture (images/Dockerfile's FROM
+# static binaries readygate and readygate-cluster (their dependency list embedded by
+# cargo-auditable), LICENSE, README.md, the man pages and the completions of both; an OCI image archive per architecture (images/Dockerfile's FROM
 # scratch image) and a multi-arch OCI index over both; a CycloneDX SBOM of Cargo.lock; and
 # SHA256SUMS over them all. The tarballs are byte-identical when run twice from one commit:
 # SOURCE_DATE_EPOCH (default: the commit's time) for every mtime, sorted entries, owner 0,
@@ -52,11 +52,15 @@ for target in "${!binaries[@]}"; do
   folder="$work/$name"
   mkdir -p "$folder/completions"
   install -m 0755 "${binaries[$target]}" "$folder/readygate"
-  install -m 0644 LICENSE README.md docs/readygate.1 "$folder/"
-  # Completions are the same for every architecture: made by the binary that runs here.
-  "$completer" completions bash >"$folder/completions/readygate.bash"
-  "$completer" completions zsh >"$folder/completions/_readygate"
-  "$completer" completions fish >"$folder/completions/readygate.fish"
+  install -m 0755 "${binaries[$target]%/*}/readygate-cluster" "$folder/readygate-cluster"
+  install -m 0644 LICENSE README.md docs/readygate.1 docs/readygate-cluster.1 "$folder/"
+  # Completions are the same for every architecture: made by the binaries that run here.
+  for program in "$completer" "${completer%/*}/readygate-cluster"; do
+    name_of="${program##*/}"
+    "$program" completions bash >"$folder/completions/$name_of.bash"
+    "$program" completions zsh >"$folder/completions/_$name_of"
+    "$program" completions fish >"$folder/completions/$name_of.fish"
+  done
   chmod 0644 "$folder/completions/"*
   chmod 0755 "$folder" "$folder/completions"
   tar --sort=name --format=gnu --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 \

@@ -16,6 +16,7 @@ pub fn run() -> u8 {
         Err(err) => cli::usage_error(err),
         Ok(cli) => match cli.command {
             ClusterCommand::Inject(args) => inject::run(args, secrets),
+            ClusterCommand::Completions(args) => cli::generate::cluster_completions(args.shell),
             ClusterCommand::Doctor(args) => match runtime::runtime() {
                 Ok(runtime) => runtime.block_on(crate::doctor::run(args, secrets)),
                 Err(err) => Exit::Failed(format!("cannot start: {}", error::describe_io(&err))),

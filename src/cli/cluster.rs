@@ -5,7 +5,7 @@
 use clap::{Parser, Subcommand};
 
 use super::help;
-use super::{DoctorArgs, InjectArgs, LogArgs, WebhookArgs};
+use super::{CompletionsArgs, DoctorArgs, InjectArgs, LogArgs, WebhookArgs};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -44,6 +44,10 @@ pub enum ClusterCommand {
     /// verdict with the fix. Exit 0: fine; 1: a problem found; 3: a check failed.
     #[command(after_long_help = help::DOCTOR_EXAMPLES)]
     Doctor(DoctorArgs),
+    /// Print a shell completion script (bash, zsh or fish) to stdout.
+    #[command(after_help = "Install: readygate-cluster completions bash > \
+                      /etc/bash_completion.d/readygate-cluster")]
+    Completions(CompletionsArgs),
 }
 
 #[cfg(test)]

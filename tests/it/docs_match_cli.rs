@@ -309,3 +309,37 @@ fn the_readme_stays_a_short_guide_that_links_the_contract() {
         assert!(!pair[0].contains('.'), "README.md gives a size as {pair:?}");
     }
 }
+
+#[test]
+fn cluster_completions_offer_its_commands_and_complete_in_bash() {
+    let script = |shell: &str| {
+        let out = crate::support::readygate_cluster(["completions", shell]).outcome();
+        out.expect_code(0);
+        out.stdout
+    };
+    for shell in ["bash", "zsh", "fish"] {
+        let script = script(shell);
+        for word in [
+            "inject",
+            "webhook",
+            "doctor",
+            "kubeconfig",
+            "node-label",
+            "tls-cert",
+        ] {
+            assert!(script.contains(word), "{shell} lacks {word}");
+        }
+    }
+    let session = format!(
+        "{}\nCOMP_WORDS=(readygate-cluster web); COMP_CWORD=1; \
+         _readygate__cluster readygate-cluster web readygate-cluster; \
+         echo \"commands: ${{COMPREPLY[*]}}\"\n",
+        script("bash")
+    );
+    let out = Command::new("/bin/bash")
+        .args(["--norc", "-c", &session])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("commands: webhook\n"), "{stdout} {out:?}");
+}

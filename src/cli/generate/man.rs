@@ -1,21 +1,34 @@
-//! readygate(1), generated from the clap definitions: clap_mangen's top-level sections, one
-//! section per command, then exit statuses and environment. The page is committed as
-//! docs/readygate.1 (clap_mangen is a dev-dependency, so the shipped binary does not carry it);
-//! the test below fails when the two differ, and `UPDATE_MAN=1 cargo test --lib man`
-//! writes the page anew.
+//! readygate(1) and readygate-cluster(1), generated from the clap definitions: clap_mangen's
+//! top-level sections, one section per command, then exit statuses and environment. The pages
+//! are committed as docs/readygate.1 and docs/readygate-cluster.1 (clap_mangen is a
+//! dev-dependency, so the shipped binaries do not carry it); the tests below fail when a page
+//! and its definitions differ, and `UPDATE_MAN=1 cargo test --lib man` writes them anew.
 
 use std::io::Write;
 
 use clap::CommandFactory;
 use clap_mangen::Man;
 
+use crate::cli::cluster::ClusterCli;
+use crate::cli::help::{DOCTOR_EXAMPLES, EXAMPLES, INJECT_EXAMPLES, WEBHOOK_EXAMPLES};
 use crate::cli::Cli;
 
-/// The page; non-ASCII characters (the help's `…`) become groff escapes, so that troff reads
-/// it without preconv.
+/// readygate's page.
 fn man_page() -> String {
+    page(Cli::command(), TAIL, &examples(&[EXAMPLES]))
+}
+
+/// readygate-cluster's page.
+fn cluster_man_page() -> String {
+    let examples = examples(&[INJECT_EXAMPLES, WEBHOOK_EXAMPLES, DOCTOR_EXAMPLES]);
+    page(ClusterCli::command(), CLUSTER_TAIL, &examples)
+}
+
+/// The page of `cmd`, ending with `tail` and `examples`; non-ASCII characters (the help's `…`)
+/// become groff escapes, so that troff reads it without preconv.
+fn page(cmd: clap::Command, tail: &str, examples: &str) -> String {
     // The page names the release only: it must not change with every commit.
-    let mut cmd = Cli::command().version(env!("CARGO_PKG_VERSION"));
+    let mut cmd = cmd.version(env!("CARGO_PKG_VERSION"));
     cmd.build();
     let top = Man::new(with_env(&cmd));
     let mut roff = Vec::new();
@@ -37,8 +50,8 @@ fn man_page() -> String {
             };
         }
     }
-    roff.extend_from_slice(TAIL.as_bytes());
-    roff.extend_from_slice(examples().as_bytes());
+    roff.extend_from_slice(tail.as_bytes());
+    roff.extend_from_slice(examples.as_bytes());
     let mut page = String::new();
     // Every rendering starts with the same two-line preamble (the `Aq` string): once is enough.
     let mut preambles = 0;
@@ -99,13 +112,14 @@ fn leaf_commands(cmd: &clap::Command) -> Vec<&clap::Command> {
     leaves
 }
 
-/// The page ends as `readygate --help` does, with its EXAMPLES: each recipe's words, then its
-/// lines of YAML as they are.
-fn examples() -> String {
+/// The page ends as `--help` does, with its EXAMPLES (`blocks`, each the end of a `--help`):
+/// each recipe's words, then its lines of YAML (or commands) as they are.
+fn examples(blocks: &[&str]) -> String {
     let mut section = String::from(".SH EXAMPLES\n");
-    let recipes = crate::cli::help::EXAMPLES
-        .strip_prefix("Examples:\n")
-        .unwrap_or_default();
+    let recipes = blocks
+        .iter()
+        .map(|block| block.strip_prefix("Examples:\n").unwrap_or(block))
+        .collect::<String>();
     for line in recipes.lines() {
         match line.strip_prefix("    ") {
             Some(yaml) => {
@@ -146,19 +160,61 @@ true: wait goes straight to COMMAND (or exits 0), probe exits 0
 Invoked as wait\-for\-it or wait\-for\-it.sh, or as wait\-for or wait\-for.sh (argv[0]), readygate takes that script's command line instead.
 "#;
 
-#[test]
-fn the_committed_man_page_matches_the_clap_definitions() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/readygate.1");
-    let page = man_page();
+/// readygate-cluster's exit statuses, which clap does not know about; docs/cli.md has the rest.
+const CLUSTER_TAIL: &str = r#".SH "EXIT STATUS"
+.TP
+0
+written (inject); stopped by SIGTERM or SIGINT (webhook); built\-in sidecars work everywhere (doctor)
+.TP
+1
+stdout could not be written, or \-\-mode auto could not list the nodes (inject); the webhook could not listen; a problem found (doctor)
+.TP
+2
+usage error: bad option, manifest, annotation, certificate or sidecar file, named in one line on stderr
+.TP
+3
+a check could not be made (doctor)
+.SH ENVIRONMENT
+.TP
+KUBECONFIG
+the kubeconfig files of doctor and \-\-mode auto, as kubectl reads them; in a pod without one, the service account
+"#;
+
+/// Fails when the page committed at `file` (under docs/) is not `page`; writes it with
+/// `UPDATE_MAN`.
+fn committed(file: &str, page: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs")
+        .join(file);
     if std::env::var_os("UPDATE_MAN").is_some() {
-        std::fs::write(&path, &page).expect("write docs/readygate.1");
+        std::fs::write(&path, page).expect("write the man page");
     }
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == page,
-        "docs/readygate.1 is not what the clap definitions give: run \
+        "docs/{file} is not what the clap definitions give: run \
          UPDATE_MAN=1 cargo test --lib man, and commit the page"
     );
+}
+
+#[test]
+fn the_committed_man_page_matches_the_clap_definitions() {
+    committed("readygate.1", &man_page());
+}
+
+#[test]
+fn the_committed_cluster_man_page_matches_the_clap_definitions() {
+    let page = cluster_man_page();
+    for command in [
+        ".SH \"READYGATE-CLUSTER INJECT\"",
+        ".SH \"READYGATE-CLUSTER WEBHOOK\"",
+        ".SH \"READYGATE-CLUSTER DOCTOR\"",
+        ".SH \"READYGATE-CLUSTER COMPLETIONS\"",
+        "readygate-cluster inject --output patch pod.json",
+    ] {
+        assert!(page.contains(command), "no {command} in the page:\n{page}");
+    }
+    committed("readygate-cluster.1", &page);
 }
 
 #[test]
