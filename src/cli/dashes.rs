@@ -2,10 +2,9 @@
 //! clap cannot place, a later word that is no target, and a later bare path that is an
 //! executable file (which would be waited for and found, never run).
 
-use std::ffi::OsString;
 use std::path::Path;
 
-use clap::CommandFactory;
+use super::placement::Unknown;
 
 /// The hint, the same wherever it is given.
 pub const HINT: &str = "did you forget \"--\" before the command?";
@@ -37,27 +36,15 @@ pub fn is_executable(path: &Path) -> bool {
 /// `wait`'s error for an option clap does not know (`--port`), with the hint when the option
 /// comes after a word that may be the command: a second target, or one that is no target, as
 /// in `wait db:5432 /app/server --port 80`.
-pub fn in_unknown_option(err: &clap::Error, argv: &[OsString]) -> Option<&'static str> {
-    use clap::error::{ContextKind, ContextValue, ErrorKind};
-    if err.kind() != ErrorKind::UnknownArgument {
-        return None;
-    }
-    let Some(ContextValue::String(unknown)) = err.get(ContextKind::InvalidArg) else {
-        return None;
-    };
-    let words: Vec<String> = argv
-        .iter()
-        .map(|word| word.to_string_lossy().into_owned())
-        .collect();
-    let mut command = crate::cli::Cli::command();
-    command.build();
+pub fn in_unknown_option(unknown: &Unknown) -> Option<&'static str> {
+    let Unknown { option, words, cli } = unknown;
     let at = words.iter().position(|word| word == "wait")?;
-    let wait = command.find_subcommand("wait")?;
+    let wait = cli.find_subcommand("wait")?;
     let takes_value = |arg: &clap::Arg| arg.get_num_args().is_some_and(|n| n.takes_values());
     let mut positional: Vec<&str> = Vec::new();
     let mut words = words[at + 1..].iter();
     while let Some(word) = words.next() {
-        if word == unknown || word == "--" {
+        if word == option || word == "--" {
             break;
         }
         if let Some(long) = word.strip_prefix("--") {

@@ -6,35 +6,54 @@ use std::ffi::OsString;
 
 use clap::CommandFactory;
 
+/// An option clap does not know, with the command line it was typed in: read once, for every
+/// hint about where a word belongs.
+pub struct Unknown {
+    /// The option as clap reports it (`--port`, `--timeout=5s`).
+    pub option: String,
+    /// The words typed after the program's name.
+    pub words: Vec<String>,
+    /// readygate's command line, built, to ask which command takes what.
+    pub cli: clap::Command,
+}
+
+impl Unknown {
+    /// The option clap refused in `err`, when that is the fault, and the words of `argv`.
+    pub fn of(err: &clap::Error, argv: &[OsString]) -> Option<Unknown> {
+        use clap::error::{ContextKind, ContextValue, ErrorKind};
+        if err.kind() != ErrorKind::UnknownArgument {
+            return None;
+        }
+        let Some(ContextValue::String(option)) = err.get(ContextKind::InvalidArg) else {
+            return None;
+        };
+        let words = argv.iter().skip(1);
+        let words = words
+            .map(|word| word.to_string_lossy().into_owned())
+            .collect();
+        let mut cli = crate::cli::Cli::command();
+        cli.build();
+        let option = option.clone();
+        Some(Unknown { option, words, cli })
+    }
+}
+
 /// The hint for an option clap does not know where it stands: one of `wait`'s, `probe`'s or
 /// `serve`'s given before the command, which is where it belongs.
-pub fn before_the_command(err: &clap::Error, argv: &[OsString]) -> Option<String> {
-    use clap::error::{ContextKind, ContextValue, ErrorKind};
-    if err.kind() != ErrorKind::UnknownArgument {
-        return None;
-    }
-    let Some(ContextValue::String(unknown)) = err.get(ContextKind::InvalidArg) else {
-        return None;
-    };
-    let words: Vec<String> = argv
-        .iter()
-        .skip(1)
-        .map(|word| word.to_string_lossy().into_owned())
-        .collect();
-    let mut cli = crate::cli::Cli::command();
-    cli.build();
+pub fn before_the_command(unknown: &Unknown) -> Option<String> {
+    let Unknown { option, words, cli } = unknown;
     let names: Vec<&str> = cli.get_subcommands().map(clap::Command::get_name).collect();
     let typed = |word: &String| {
-        word == unknown
+        word == option
             || word
-                .strip_prefix(unknown.as_str())
+                .strip_prefix(option.as_str())
                 .is_some_and(|v| v.starts_with('='))
     };
     let at = words.iter().position(typed)?;
     let command = words[at..]
         .iter()
         .find(|word| names.contains(&word.as_str()))?;
-    let option = unknown.split('=').next().unwrap_or(unknown);
+    let option = option.split('=').next().unwrap_or(option);
     let owners: Vec<&str> = cli
         .get_subcommands()
         .filter(|sub| knows(sub, option))

@@ -1,6 +1,7 @@
 //! clap's refusals as readygate reports them: help and version on stdout, any other fault as
 //! one line with status 2.
 
+use super::placement::Unknown;
 use crate::exit::Exit;
 
 /// Help and version go to stdout with status 0; every other clap error becomes one line.
@@ -32,11 +33,13 @@ pub fn usage_error(err: clap::Error) -> Exit {
                 line = format!("{line} ({})", tips.join("; "));
             }
             let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-            if let Some(hint) = super::dashes::in_unknown_option(&err, &argv) {
-                line = format!("{line} ({hint})");
-            }
-            if let Some(hint) = super::placement::before_the_command(&err, &argv) {
-                line = format!("{line} ({hint})");
+            if let Some(unknown) = Unknown::of(&err, &argv) {
+                if let Some(hint) = super::dashes::in_unknown_option(&unknown) {
+                    line = format!("{line} ({hint})");
+                }
+                if let Some(hint) = super::placement::before_the_command(&unknown) {
+                    line = format!("{line} ({hint})");
+                }
             }
             Exit::Usage(crate::text::one_line(&line))
         }
