@@ -98,6 +98,39 @@ fn inject_adds_the_form_every_node_runs_after_one_node_list() {
 }
 
 #[test]
+fn inject_finds_the_cluster_through_a_kubeconfig_outside_a_pod() {
+    let dir = TempDir::new();
+    let pod_file = dir.join("pod.json");
+    std::fs::write(&pod_file, POD).unwrap();
+    let api = ApiServer::start(TOKEN);
+    api.put(node("a", "v1.34.1"));
+    let config = json!({
+        "apiVersion": "v1", "kind": "Config", "current-context": "other",
+        "contexts": [{"name": "laptop", "context": {"cluster": "k", "user": "me"}},
+                     {"name": "other", "context": {"cluster": "none", "user": "me"}}],
+        "clusters": [{"name": "k", "cluster": {"server": format!("https://{}", api.addr),
+                      "certificate-authority": api.ca_file()}}],
+        "users": [{"name": "me", "user": {"token": TOKEN}}],
+    });
+    let file = dir.join("config");
+    std::fs::write(&file, config.to_string()).unwrap();
+    let mut command = readygate_cluster(["inject", "--mode", "auto", "--context", "laptop"]);
+    command
+        .arg("--kubeconfig")
+        .arg(&file)
+        .arg("--sidecar")
+        .arg(sidecar(&dir))
+        .arg(&pod_file)
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env_remove("KUBECONFIG");
+    let out = command.outcome();
+    out.expect_code(0);
+    let pod: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(form(&pod), "native", "{}", out.stdout);
+    assert_eq!(api.answers(NODES), [200]);
+}
+
+#[test]
 fn inject_says_which_grant_is_missing_and_writes_nothing() {
     let dir = TempDir::new();
     let pod_file = dir.join("pod.json");
