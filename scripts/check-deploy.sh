@@ -101,7 +101,9 @@ sidecar: {name: proxy, image: envoy:1.31, command: [envoy]}
 mode: auto
 certificate: {source: helm}
 YAML
-template --values "$work/webhook/auto-values.yaml" >"$work/webhook/helm-auto.yaml"
+# auto is for clusters whose nodes lag: the chart installs on an API server of 1.28.
+template --values "$work/webhook/auto-values.yaml" --kube-version 1.28.0 \
+  >"$work/webhook/helm-auto.yaml"
 template --set certificate.source=secret --set certificate.secretName=webhook-tls \
   --set certificate.caBundle="$(printf 'ca' | base64)" --set webhook.failurePolicy=Fail \
   >"$work/webhook/helm-secret.yaml"
