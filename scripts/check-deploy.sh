@@ -14,9 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
 
-kustomize="$(scripts/go-tool.sh sigs.k8s.io/kustomize/kustomize/v5 v5.7.1)"
-helm="$(scripts/go-tool.sh helm.sh/helm/v4/cmd/helm v4.3.2)"
-python="$(scripts/python-tools.sh)/python"
+tools="$(scripts/deploy-tools.sh)"
+kustomize="$(sed -n 1p <<<"$tools")" helm="$(sed -n 2p <<<"$tools")" python="$(sed -n 3p <<<"$tools")"
 # The binary the command lines are tried with: the debug build the test suite uses.
 cargo build --locked --quiet
 readygate="${CARGO_TARGET_DIR:-target}/debug/readygate"
