@@ -348,6 +348,58 @@ def webhook_installs(readygate, work):
         fail("webhook", f"kustomize renders {objects('kustomize')}, Helm {objects('helm')} and the namespace (helm install --create-namespace)")
 
 
+# The fields of monitoring.coreos.com/v1's PodMonitor and ServiceMonitor that a scrape of
+# readygate may use (kubernetes-validate ships no schema for the Prometheus Operator's CRDs):
+# each kind's spec, the list of its endpoints, and an endpoint's fields.
+MONITORS = {
+    "PodMonitor": ({"selector", "namespaceSelector", "podMetricsEndpoints", "jobLabel", "podTargetLabels"},
+                   "podMetricsEndpoints"),
+    "ServiceMonitor": ({"selector", "namespaceSelector", "endpoints", "jobLabel", "targetLabels", "podTargetLabels"},
+                       "endpoints"),
+}
+ENDPOINT = {"port", "path", "scheme", "interval", "scrapeTimeout", "tlsConfig", "honorLabels"}
+TLS = {"ca", "serverName", "insecureSkipVerify", "cert", "keySecret"}
+
+
+def port_names(docs):
+    """The names of the container ports of every container that runs `readygate serve`."""
+    names = set()
+    for doc in docs:
+        spec = doc.get("spec", {})
+        spec = spec.get("template", {}).get("spec", spec)
+        for container in spec.get("initContainers", []) + spec.get("containers", []):
+            if (invocation(container) or [""])[0] == "serve":
+                names.update(p["name"] for p in container.get("ports", []) if "name" in p)
+    return names
+
+
+def monitors(overlay, docs, serve_ports):
+    """Each monitor uses only the operator's fields, scrapes /metrics, and a PodMonitor a port
+    that readygate serve's manifests name."""
+    if not docs:
+        fail(overlay, "renders no monitor")
+    for doc in docs:
+        where = f"{doc['kind']} {doc['metadata']['name']}"
+        if doc.get("apiVersion") != "monitoring.coreos.com/v1" or doc["kind"] not in MONITORS:
+            fail(overlay, f"{where}: not a monitoring.coreos.com/v1 PodMonitor or ServiceMonitor")
+            continue
+        fields, endpoints = MONITORS[doc["kind"]]
+        spec = doc.get("spec", {})
+        for unknown in sorted(set(spec) - fields):
+            fail(overlay, f"{where}: spec.{unknown} is no field of {doc['kind']}")
+        if "selector" not in spec or not spec.get(endpoints):
+            fail(overlay, f"{where}: spec.selector and spec.{endpoints} are required")
+        for endpoint in spec.get(endpoints, []):
+            for unknown in sorted(set(endpoint) - ENDPOINT):
+                fail(overlay, f"{where}: {endpoints}[].{unknown} is not a field used here")
+            for unknown in sorted(set(endpoint.get("tlsConfig", {})) - TLS):
+                fail(overlay, f"{where}: tlsConfig.{unknown} is no field of SafeTLSConfig")
+            if endpoint.get("path") != "/metrics":
+                fail(overlay, f"{where}: scrapes {endpoint.get('path')}, not /metrics")
+            if doc["kind"] == "PodMonitor" and endpoint.get("port") not in serve_ports:
+                fail(overlay, f"{where}: port {endpoint.get('port')} is not a port readygate serve's manifests name ({sorted(serve_ports)})")
+
+
 def main():
     readygate, work, *overlays = sys.argv[1:]
     for path in overlays:
@@ -378,6 +430,11 @@ def main():
     doctor_rbac("doctor", doctor)
     print(f"deploy: doctor: rendered, valid against Kubernetes {KUBERNETES}, grants checked")
     webhook_installs(readygate, work)
+
+
+    monitoring = load(f"{work}/monitoring.yaml")
+    monitors("monitoring", monitoring, port_names(load(f"{work}/examples.yaml")))
+    print("deploy: monitoring: rendered, its monitors checked against the operator's fields")
     for failure in failures:
         print(f"deploy: FAILED: {failure}", file=sys.stderr)
     sys.exit(1 if failures else 0)

@@ -51,16 +51,18 @@ packages=(
   libc6-dev
 )
 "$(dirname "$0")/apt-install.sh" "${packages[@]}"
-# grpcio from PyPI (the gRPC project's own client and health stub) in a venv of its own, for
-# `readygate serve`'s gRPC health tests (tests/it/support/served.rs names the path).
+# From PyPI, in a venv of its own: grpcio (the gRPC project's own client and health stub), for
+# `readygate serve`'s gRPC health tests (tests/it/support/served.rs names the path); and
+# prometheus_client, whose parser reads what /metrics answers (tests/it/support/scraped.rs).
 venv=/opt/readygate-test-python
-if ! "$venv/bin/python3" -c 'import grpc, grpc_health.v1.health_pb2_grpc' 2>/dev/null; then
+imports='import grpc, grpc_health.v1.health_pb2_grpc, prometheus_client.parser'
+if ! "$venv/bin/python3" -c "$imports" 2>/dev/null; then
   /usr/bin/python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check \
-    'grpcio==1.*' 'grpcio-health-checking==1.*' >&2
+    'grpcio==1.*' 'grpcio-health-checking==1.*' 'prometheus-client==0.*' >&2
 fi
-# Checked, not assumed: the serve gRPC tests fail by name without it (support/served.rs).
-"$venv/bin/python3" -c 'import grpc, grpc_health.v1.health_pb2_grpc'
+# Checked, not assumed: the serve gRPC and metrics tests fail by name without them.
+"$venv/bin/python3" -c "$imports"
 # The Apache Kafka broker of the kafka:// tests, as jars from Maven Central (cached).
 "$(dirname "$0")/install-kafka.sh"
 # Packages that start their service on install (on a machine that runs systemd): the suite

@@ -27,7 +27,8 @@
 //! output                      the one writer of stdout and stderr, secrets hidden
 //! grammar  error              option grammars cli and fuzz share; why an attempt failed
 //! secrets  regular_file       hiding secrets; reading files readygate did not make
-//! text                        quoting and cutting text for one line; percent-encoding
+//! text  metrics               quoting and cutting text for one line; percent-encoding; the
+//!                             Prometheus text format
 //! ```
 
 #[macro_use]
@@ -44,6 +45,7 @@ mod inject;
 mod invocation;
 mod kind;
 mod log;
+mod metrics;
 mod net;
 mod plan;
 mod process;

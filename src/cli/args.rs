@@ -80,7 +80,7 @@ pub enum Command {
     Probe(ProbeArgs),
     /// Answer the kubelet's httpGet and grpc probes on one port, checking targets on demand.
     ///
-    /// Paths /ready, /ready/GROUP and /livez, and gRPC health.
+    /// Paths /ready, /ready/GROUP, /livez and /metrics (Prometheus), and gRPC health.
     #[command(after_help = help::MORE_SERVE, after_long_help = help::SERVE_EXAMPLES)]
     Serve(ServeArgs),
     /// Copy this executable to DIR/readygate (mode 0755, atomically).
@@ -196,7 +196,7 @@ impl ProbeArgs {
 
 /// Answer the kubelet's httpGet and grpc probes on one port, checking targets on demand.
 ///
-/// Paths /ready, /ready/GROUP and /livez, and gRPC health.
+/// Paths /ready, /ready/GROUP, /livez and /metrics (Prometheus), and gRPC health.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     #[command(flatten)]

@@ -1,5 +1,5 @@
-//! What a request is answered: `/ready` (every target), `/ready/NAME` (a group), `/livez`, and
-//! gRPC health calls (`grpc.rs`); GET and HEAD only. A body has one line per target, `TARGET:
+//! What a request is answered: `/ready` (every target), `/ready/NAME` (a group), `/livez`,
+//! `/metrics` (`metrics.rs`), and gRPC health calls (`grpc.rs`); GET and HEAD only. A body has one line per target, `TARGET:
 //! ready` or `TARGET: REASON`, each clipped and redacted as log lines are. A request is read
 //! whole first (`read`), then answered (`respond`): only the second is readygate's own work.
 
@@ -12,6 +12,7 @@ use hyper::header::{HeaderValue, ALLOW, CACHE_CONTROL, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode, Version};
 
 use super::fresh::Targets;
+use super::metrics::Counts;
 use super::plan::ServePlan;
 
 /// A response body: whole (a few lines), or a gRPC message with its trailers.
@@ -26,6 +27,8 @@ pub struct App {
     pub plan: ServePlan,
     /// Every target, in order: `/ready` and gRPC service "".
     pub all: Vec<usize>,
+    /// The server's own counts, for `/metrics`.
+    pub counts: Counts,
 }
 
 /// Whether a set of targets is ready, and the body's lines saying why.
@@ -75,8 +78,15 @@ pub enum Question<'a> {
     Grpc(&'a [usize]),
 }
 
+/// What a plain request's path names.
+enum Path<'a> {
+    Ready(&'a [usize]),
+    Live,
+    Metrics,
+}
+
 /// Reads `request` (a gRPC call's message by `body_by`): the question it asks, or its answer
-/// when that needs no target (`/livez`, `404`, `405`, a gRPC call refused).
+/// when that needs no attempt (`/livez`, `/metrics`, `404`, `405`, a gRPC call refused).
 pub async fn read<'a>(
     app: &'a App,
     request: Request<Incoming>,
@@ -94,14 +104,15 @@ pub async fn read<'a>(
             .map(Question::Grpc);
     }
     let path = request.uri().path();
-    let members = match path {
-        "/livez" => None,
-        "/ready" => Some(app.all.as_slice()),
+    let named = match path {
+        "/livez" => Path::Live,
+        "/metrics" => Path::Metrics,
+        "/ready" => Path::Ready(&app.all),
         _ => match path
             .strip_prefix("/ready/")
             .and_then(|name| app.plan.members(name))
         {
-            Some(members) => Some(members),
+            Some(members) => Path::Ready(members),
             None => {
                 let line = format!("no such path: {}\n", crate::text::one_line(path));
                 return Err(text(app, StatusCode::NOT_FOUND, line));
@@ -116,9 +127,10 @@ pub async fn read<'a>(
             .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
         return Err(response);
     }
-    match members {
-        Some(members) => Ok(Question::Ready(members)),
-        None => Err(text(app, StatusCode::OK, "ok\n".into())),
+    match named {
+        Path::Ready(members) => Ok(Question::Ready(members)),
+        Path::Live => Err(text(app, StatusCode::OK, "ok\n".into())),
+        Path::Metrics => Err(metrics(app)),
     }
 }
 
@@ -156,6 +168,17 @@ fn text(app: &App, status: StatusCode, body: String) -> Response<Body> {
     let headers = response.headers_mut();
     let plain = HeaderValue::from_static("text/plain; charset=utf-8");
     headers.insert(CONTENT_TYPE, plain);
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// The `/metrics` answer: what has been counted, in the Prometheus text format.
+fn metrics(app: &App) -> Response<Body> {
+    let body = super::metrics::render(app);
+    let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
+    let headers = response.headers_mut();
+    let kind = HeaderValue::from_static(crate::metrics::CONTENT_TYPE);
+    headers.insert(CONTENT_TYPE, kind);
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio::sync::{watch, Semaphore};
 use tokio::time::Instant;
 
+use super::metrics::Tally;
 use crate::engine;
 use crate::kind::Check;
 
@@ -37,6 +38,8 @@ struct Cell {
     /// Its name as shown (secrets hidden).
     name: String,
     state: Mutex<Latest>,
+    /// Its attempts counted, for `/metrics`.
+    tally: Tally,
 }
 
 /// A target's latest attempts: the last that finished, and the one in flight.
@@ -80,8 +83,13 @@ impl Targets {
             .into_iter()
             .zip(names)
             .map(|(check, name)| {
-                let state = Mutex::default();
-                Arc::new(Cell { check, name, state })
+                let (state, tally) = (Mutex::default(), Tally::default());
+                Arc::new(Cell {
+                    check,
+                    name,
+                    state,
+                    tally,
+                })
             })
             .collect();
         Targets {
@@ -101,6 +109,17 @@ impl Targets {
     /// The name of target `index`.
     pub fn name(&self, index: usize) -> &str {
         &self.cells[index].name
+    }
+
+    /// Whether target `index`'s last finished attempt found it ready; `None` before its first.
+    pub fn last(&self, index: usize) -> Option<bool> {
+        let state = self.cells[index].state.lock().ok()?;
+        state.last.as_ref().map(|(_, outcome)| outcome.is_ok())
+    }
+
+    /// Target `index`'s attempts counted.
+    pub fn tally(&self, index: usize) -> &Tally {
+        &self.cells[index].tally
     }
 
     /// Target `index`'s outcome: the last one while fresh, else that of the attempt in flight,
@@ -123,9 +142,13 @@ impl Targets {
         tokio::spawn(async move {
             let started = Instant::now();
             let outcome = match turns.acquire_owned().await {
-                Ok(_turn) => engine::once(&cell.check, bound, invert)
-                    .await
-                    .map_err(|missed| crate::text::one_line(&missed.to_string())),
+                Ok(_turn) => {
+                    // Timed from its turn: a wait for one is the server's, not the target's.
+                    let began = Instant::now();
+                    let outcome = engine::once(&cell.check, bound, invert).await;
+                    cell.tally.attempted(outcome.is_ok(), began.elapsed());
+                    outcome.map_err(|missed| crate::text::one_line(&missed.to_string()))
+                }
                 Err(_) => Err("internal error: no turn for an attempt".into()),
             };
             let mut state = cell.state.lock().expect("target state");

@@ -8,6 +8,7 @@ use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use hyper::{Method, Request, Response};
 
 use super::answer::{App, Body};
+use super::metrics::Code;
 use crate::kind::grpc::wire;
 
 /// The one method answered.
@@ -20,11 +21,11 @@ const MAX_REQUEST: usize = 4096;
 const SERVING: u8 = 1;
 const NOT_SERVING: u8 = 2;
 
-/// gRPC status codes used.
-const INVALID_ARGUMENT: u32 = 3;
-const DEADLINE_EXCEEDED: u32 = 4;
-const NOT_FOUND: u32 = 5;
-const UNIMPLEMENTED: u32 = 12;
+/// gRPC status codes used, with their names (what `/metrics` counts the call as).
+const INVALID_ARGUMENT: (u32, &str) = (3, "INVALID_ARGUMENT");
+const DEADLINE_EXCEEDED: (u32, &str) = (4, "DEADLINE_EXCEEDED");
+const NOT_FOUND: (u32, &str) = (5, "NOT_FOUND");
+const UNIMPLEMENTED: (u32, &str) = (12, "UNIMPLEMENTED");
 
 /// Reads one gRPC call, its message by `by`: the targets it asks about, or its failure.
 pub async fn read(
@@ -59,9 +60,9 @@ pub async fn read(
 
 /// Answers a health check on `members`: `SERVING` when they are ready.
 pub async fn respond(app: &App, members: &[usize]) -> Response<Body> {
-    let status = match app.verdict(members).await.ready {
-        true => SERVING,
-        false => NOT_SERVING,
+    let (status, name) = match app.verdict(members).await.ready {
+        true => (SERVING, "SERVING"),
+        false => (NOT_SERVING, "NOT_SERVING"),
     };
     let mut trailers = HeaderMap::new();
     trailers.insert("grpc-status", HeaderValue::from_static("0"));
@@ -69,12 +70,15 @@ pub async fn respond(app: &App, members: &[usize]) -> Response<Body> {
     let body = Full::new(message)
         .with_trailers(std::future::ready(Some(Ok(trailers))))
         .boxed();
-    grpc_response(body)
+    let mut response = grpc_response(body);
+    response.extensions_mut().insert(Code::Grpc(name));
+    response
 }
 
 /// A call that failed, in the headers alone ("Trailers-Only"); `message` is percent-encoded.
-fn failed(code: u32, message: &'static str) -> Response<Body> {
+fn failed((code, name): (u32, &'static str), message: &'static str) -> Response<Body> {
     let mut response = grpc_response(Full::new(Bytes::new()).boxed());
+    response.extensions_mut().insert(Code::Grpc(name));
     let headers = response.headers_mut();
     headers.insert("grpc-status", HeaderValue::from(code));
     headers.insert("grpc-message", HeaderValue::from_static(message));

@@ -10,6 +10,7 @@ mod budget;
 mod conns;
 mod fresh;
 mod grpc;
+mod metrics;
 pub mod plan;
 
 use std::convert::Infallible;
@@ -113,6 +114,7 @@ pub async fn serve(mut serve: ServePlan) -> Exit {
         targets,
         plan: serve,
         all,
+        counts: metrics::Counts::default(),
     });
     let lifetime = bound + LINGER;
     let builders = Arc::new(Builders::new());
@@ -123,9 +125,12 @@ pub async fn serve(mut serve: ServePlan) -> Exit {
             Err(exit) => return exit,
         };
         // With no room to be made for its address (`Conns::admit`), it is closed at once.
-        if let Some(entry) = conns.admit(peer.ip()) {
-            let (app, builders) = (app.clone(), builders.clone());
-            tokio::spawn(connection(stream, entry, app, builders, lifetime));
+        match conns.admit(peer.ip()) {
+            Some(entry) => {
+                let (app, builders) = (app.clone(), builders.clone());
+                tokio::spawn(connection(stream, entry, app, builders, lifetime));
+            }
+            None => app.counts.refused(),
         }
         // The new connection reads its request head before the next accept can evict it.
         tokio::task::yield_now().await;
@@ -228,6 +233,9 @@ async fn connection(
                 }
                 Err(at_once) => at_once,
             };
+            let code = response.extensions().get::<metrics::Code>().copied();
+            let code = code.unwrap_or(metrics::Code::Http(response.status().as_u16()));
+            app.counts.answered(code);
             Ok::<_, Infallible>(response)
         }
     });

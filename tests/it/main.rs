@@ -48,6 +48,7 @@ mod serve;
 mod serve_body_lines;
 mod serve_hostile;
 mod serve_lockout;
+mod serve_metrics;
 mod serve_options;
 mod sidecar;
 mod signals;

@@ -27,6 +27,7 @@ pub mod raw;
 pub mod redis;
 pub mod run;
 pub mod running;
+pub mod scraped;
 pub mod served;
 pub mod shared;
 pub mod small_servers;
