@@ -72,6 +72,8 @@ fn own(parsed: Result<Cli, clap::Error>, secrets: Arc<Secrets>) -> Exit {
             Err(err) => Exit::Failed(format!("cannot start: {}", error::describe_io(&err))),
         },
     };
+    // No check's command outlives readygate, whatever ended the run.
+    crate::kind::command::end_all();
     match exit {
         // A usage error names the variable its value came from, where one did.
         Exit::Usage(message) => Exit::Usage(cli::name_variables(&message)),

@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::cli::{self, CommonArgs, LogArgs, PacingArgs, ProbeArgs, WaitArgs};
 use crate::engine::{Policy, Schedule};
 use crate::exit::Exit;
+use crate::kind::command;
 use crate::kind::http::HttpTarget;
 use crate::kind::target::{self, Target};
 use crate::kind::uses::Partial;
@@ -125,6 +126,23 @@ pub async fn read_files(plan: &mut Plan, signals: &mut Terminations) -> Result<(
         let secrets = plan.secrets.clone();
         let job = move || crate::kind::k8s::Cluster::find(dir.as_deref(), secrets, bound);
         plan.options.k8s = Some(read(end, signals, what, job).await?);
+    }
+    // A command target's program that is not there is a usage error now, not a retry.
+    // Disabled, nothing is looked up: the same manifest runs anywhere.
+    for index in (0..plan.targets.len()).filter(|_| !plan.disabled) {
+        let Kind::Command(command) = &plan.targets[index].kind else {
+            continue;
+        };
+        let (program, shown) = (command.program.clone(), plan.targets[index].to_string());
+        let what = format!("the command {}", quoted(&program));
+        let job = move || {
+            crate::kind::command::program::find(&program)
+                .map_err(|why| format!("invalid target {}: {why}", quoted(&shown)))
+        };
+        let path = read(end, signals, what, job).await?;
+        if let Kind::Command(command) = &mut plan.targets[index].kind {
+            command.path = Some(path);
+        }
     }
     Ok(())
 }
@@ -430,11 +448,7 @@ fn targets(given: &[String], may_forget: bool, secrets: &Secrets) -> Result<Vec<
     let from_env;
     let texts: Vec<&str> = if given.is_empty() {
         from_env = env("READYGATE_TARGETS")?.unwrap_or_default();
-        from_env
-            .split(',')
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .collect()
+        crate::kind::command::split_list(&from_env)
     } else {
         given.iter().map(String::as_str).collect()
     };
@@ -452,24 +466,30 @@ fn targets(given: &[String], may_forget: bool, secrets: &Secrets) -> Result<Vec<
         return Err("no target given: pass TARGET... or set READYGATE_TARGETS".into());
     }
     let hint = may_forget && !given.is_empty();
-    texts
-        .into_iter()
-        .enumerate()
+    let parsed: Result<Vec<Target>, String> = (texts.iter().enumerate())
         .map(|(index, text)| {
             secrets.learn_urls(text);
             Target::parse(text).map_err(|message| {
                 let argv: Vec<OsString> = std::env::args_os().collect();
                 let split = cli::placement::split_duration(text, &argv);
-                match (split, hint && index > 0) {
-                    (Some(fix), _) if !given.is_empty() => {
+                // `exec:mysqladmin ping` unquoted: the command's words came apart.
+                let after_command = index > 0 && command::written(texts[index - 1]).is_some();
+                match (split, after_command, hint && index > 0) {
+                    (Some(fix), ..) if !given.is_empty() => {
                         format!("invalid target {}: {fix}", quoted(text))
                     }
-                    (_, true) => format!("{message} ({})", cli::dashes::HINT),
+                    (_, true, _) => format!(
+                        "{message} (a command target is one argument: quote it whole, as in \
+                         {})",
+                        quoted(&format!("{} {text}", texts[index - 1]))
+                    ),
+                    (_, _, true) => format!("{message} ({})", cli::dashes::HINT),
                     _ => message,
                 }
             })
         })
-        .collect()
+        .collect();
+    parsed
 }
 
 fn policy(mode: Mode, args: &CommonArgs, pacing: Option<&PacingArgs>) -> Result<Policy, String> {

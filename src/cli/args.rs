@@ -253,7 +253,8 @@ pub struct CommonArgs {
     /// All kinds: tcp://HOST:PORT, HOST:PORT, http(s)://…, file:///PATH, /PATH, ./PATH,
     /// unix:///PATH, grpc(s)://HOST:PORT[/SERVICE], postgres://, redis(s)://, mysql://,
     /// amqp(s)://, memcached://, nats://, zk://, kafka(s)://HOST[:PORT], dns://NAME,
-    /// k8s://KIND/NAME, k8s://pods?selector=LABELS, k8s://TYPE.VERSION.GROUP/NAME?condition=C.
+    /// k8s://KIND/NAME, k8s://pods?selector=LABELS, k8s://TYPE.VERSION.GROUP/NAME?condition=C,
+    /// and a command as one argument: "exec:pg_isready -h db".
     /// Default: $READYGATE_TARGETS (comma-separated).
     #[arg(value_name = "TARGET")]
     pub targets: Vec<String>,

@@ -5,9 +5,11 @@
 //! its locality, and `async fn check(...) -> Result<(), Failure>`, one attempt that never
 //! retries: the engine bounds and repeats it. A reason is its words (`Failure::from`); only
 //! `Failure::Connect`, which the report shortens, keeps its parts, and `Failure::Never` marks a
-//! target that can fail for good.
+//! target that can fail for good. `exec:` ([`command`]) is the one target that is no URL: the
+//! target parser reads its prefix before any scheme.
 
 mod amqp;
+pub mod command;
 mod dns;
 mod exchange;
 pub mod file;
@@ -79,6 +81,8 @@ pub enum Kind {
     Dns(String),
     /// Ready when the Kubernetes object is (a Job complete, a pod ready…).
     K8s(k8s::K8sTarget),
+    /// Ready when the command exits 0.
+    Command(command::CommandTarget),
 }
 
 /// A kind's parser: the target URL, at plan time, before any I/O; the error is the fault.
@@ -128,8 +132,9 @@ impl Kind {
             Kind::Amqp(target) => target.endpoint.host.is_local(),
             Kind::Kafka(target) => target.endpoint.host.is_local(),
             Kind::Dns(name) => dns::is_local(name),
-            // The API server is someone else's.
-            Kind::K8s(_) => false,
+            // The API server is someone else's; a command costs a process, and most ask a
+            // server elsewhere.
+            Kind::K8s(_) | Kind::Command(_) => false,
         }
     }
 }
@@ -388,6 +393,7 @@ impl Check {
                 }
                 None => Err(Failure::Text("no in-cluster config for k8s://".into())),
             },
+            Kind::Command(target) => command::check(target, &self.lane, at).await,
         }
     }
 }

@@ -51,6 +51,10 @@ impl Target {
 /// The separator of a text that fails as one target but holds several, each valid: `a:1,b:2`
 /// (commas) or `a:1 b:2` (white space).
 pub fn list_separator(text: &str) -> Option<&'static str> {
+    // A command's words are separated by white space, and are one target.
+    if super::command::written(text).is_some() {
+        return None;
+    }
     let commas = text
         .split(',')
         .map(str::trim)
@@ -103,6 +107,9 @@ fn parse_kind(text: &str) -> Result<Kind, String> {
     }
     if text.chars().any(char::is_control) {
         return Err("contains control characters".into());
+    }
+    if let Some(command) = super::command::written(text) {
+        return super::command::parse(command);
     }
     let Some((written, rest)) = text.split_once("://") else {
         return Ok(match text.starts_with('/') || text.starts_with("./") {

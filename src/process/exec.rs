@@ -17,6 +17,8 @@ pub fn exec(command: &[OsString]) -> Exit {
     crate::process::signal::restore_for(&mut command);
     let shown = crate::text::quoted(&program.to_string_lossy());
     tracing::info!(target: crate::log::JSON_ONLY, event = "exec", "running {shown}");
+    // A check's command still running would become COMMAND's child, unseen and unreaped.
+    crate::kind::command::end_all();
     // Lines still queued would be lost with this process image.
     crate::output::flush();
     let err = command.exec();

@@ -25,6 +25,8 @@ pub async fn supervise(command: &[OsString], url: &HttpTarget, signals: &mut Ter
     // Listening before the child exists, so no exit is missed.
     let mut exits = Terminations::of(&[libc::SIGCHLD]);
     let (program, args) = command.split_first().expect("a command was given");
+    // A check's command still running must not live on beside COMMAND, nor be reaped here.
+    crate::kind::command::end_all();
     let mut child = Command::new(program);
     child.args(args);
     crate::process::signal::restore_for(&mut child);

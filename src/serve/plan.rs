@@ -53,13 +53,11 @@ impl ServePlan {
         }
         let mut texts: Vec<String> = match common.targets.is_empty() {
             false => common.targets.clone(),
-            true => crate::plan::env("READYGATE_TARGETS")?
-                .unwrap_or_default()
-                .split(',')
-                .map(str::trim)
-                .filter(|t| !t.is_empty())
-                .map(String::from)
-                .collect(),
+            true => {
+                let from_env = crate::plan::env("READYGATE_TARGETS")?.unwrap_or_default();
+                let pieces = crate::kind::command::split_list(&from_env);
+                pieces.into_iter().map(String::from).collect()
+            }
         };
         let mut groups: Vec<Group> = Vec::new();
         for given in &args.groups {
@@ -121,7 +119,7 @@ fn parse_group(given: &str) -> Result<(String, Vec<String>), String> {
         ));
     }
     let mut members: Vec<String> = Vec::new();
-    for target in targets.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+    for target in crate::kind::command::split_list(targets) {
         if !members.iter().any(|m| m == target) {
             members.push(target.to_string());
         }
