@@ -14,7 +14,7 @@ fi
 "$here/apt-install.sh" maven openjdk-17-jre-headless
 mkdir -p "$dest"
 rm -rf "$dest/libs.new"
-mvn -B -q -f "$pom" dependency:copy-dependencies -DincludeScope=runtime \
+mvn -B -q -Dstyle.color=never -f "$pom" dependency:copy-dependencies -DincludeScope=runtime \
   -DoutputDirectory="$dest/libs.new" >&2
 rm -rf "$dest/libs"
 mv "$dest/libs.new" "$dest/libs"
