@@ -502,8 +502,8 @@ pub enum SidecarMode {
 
 /// Serve a mutating admission webhook that injects pods as `inject` does, over TLS.
 ///
-/// admission.k8s.io/v1 at /mutate (a JSONPatch for Pod CREATE); /healthz and /readyz. The
-/// certificate and key are read again when their files change.
+/// admission.k8s.io/v1 at /mutate (a JSONPatch for Pod CREATE); /healthz, /readyz and
+/// /metrics. The certificate and key are read again when their files change.
 #[derive(Debug, Args)]
 pub struct WebhookArgs {
     /// Address to listen on.

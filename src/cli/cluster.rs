@@ -33,8 +33,8 @@ pub enum ClusterCommand {
     Inject(InjectArgs),
     /// Serve a mutating admission webhook that injects pods as `inject` does, over TLS.
     ///
-    /// admission.k8s.io/v1 at /mutate (a JSONPatch for Pod CREATE); /healthz and /readyz. The
-    /// certificate and key are read again when their files change.
+    /// admission.k8s.io/v1 at /mutate (a JSONPatch for Pod CREATE); /healthz, /readyz and
+    /// /metrics. The certificate and key are read again when their files change.
     #[command(after_long_help = help::WEBHOOK_EXAMPLES)]
     Webhook(WebhookArgs),
     /// Tell whether a cluster can run built-in sidecars, and how to run them where it cannot.

@@ -4,6 +4,7 @@
 //! request head is bounded in time, a request body in size, and an answer in time; the pod's
 //! contents never reach the log (names only).
 
+mod metrics;
 mod nodes;
 mod reload;
 mod review;
@@ -16,6 +17,7 @@ use std::time::Duration;
 
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
+use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
@@ -99,6 +101,8 @@ struct Shared {
     /// With `--mode auto`: the watched nodes, and the form chosen from them.
     nodes: Option<nodes::Chooser>,
     reviews: Semaphore,
+    /// What `/metrics` shows.
+    counts: metrics::Counts,
 }
 
 /// Serves until SIGTERM or SIGINT, which end it with status 0.
@@ -144,6 +148,7 @@ pub async fn serve(plan: WebhookPlan) -> Exit {
         injection: plan.injection,
         nodes,
         reviews: Semaphore::new(MAX_REVIEWS),
+        counts: metrics::Counts::default(),
     });
     let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     loop {
@@ -176,7 +181,11 @@ async fn connection(stream: TcpStream, acceptor: TlsAcceptor, shared: Arc<Shared
     };
     let service = service_fn(move |request| {
         let shared = shared.clone();
-        async move { Ok::<_, Infallible>(route(request, &shared).await) }
+        async move {
+            let response = route(request, &shared).await;
+            shared.counts.answered(response.status().as_u16());
+            Ok::<_, Infallible>(response)
+        }
     });
     let mut http = http1::Builder::new();
     http.timer(TokioTimer::new())
@@ -195,8 +204,17 @@ async fn route(request: Request<Incoming>, shared: &Shared) -> Response<Full<Byt
                 false => plain(StatusCode::SERVICE_UNAVAILABLE, "nodes not listed yet\n"),
             }
         }
+        (&Method::GET, "/metrics") => {
+            let mut response = plain(StatusCode::OK, &shared.counts.render());
+            let kind = HeaderValue::from_static(crate::metrics::CONTENT_TYPE);
+            response.headers_mut().insert(CONTENT_TYPE, kind);
+            response
+        }
         (&Method::POST, "/mutate") => {
-            match tokio::time::timeout(ANSWER_WITHIN, mutate(request, shared)).await {
+            let started = tokio::time::Instant::now();
+            let answer = tokio::time::timeout(ANSWER_WITHIN, mutate(request, shared)).await;
+            shared.counts.reviewed(started.elapsed());
+            match answer {
                 Ok(response) => response,
                 Err(_) => {
                     tracing::warn!(
@@ -207,7 +225,7 @@ async fn route(request: Request<Incoming>, shared: &Shared) -> Response<Full<Byt
                 }
             }
         }
-        (_, "/mutate" | "/healthz" | "/readyz") => {
+        (_, "/mutate" | "/healthz" | "/readyz" | "/metrics") => {
             plain(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n")
         }
         _ => plain(StatusCode::NOT_FOUND, "not found\n"),
@@ -248,6 +266,7 @@ async fn mutate(request: Request<Incoming>, shared: &Shared) -> Response<Full<By
     };
     match review::answer(&body, &shared.injection, choose) {
         Ok((json, decision)) => {
+            shared.counts.admitted(decision.verdict);
             let mode = decision.mode.map_or("", |mode| mode.name());
             tracing::info!(
                 event = "admission",
@@ -261,10 +280,8 @@ async fn mutate(request: Request<Incoming>, shared: &Shared) -> Response<Full<By
                 mode
             );
             let mut response = Response::new(Full::new(Bytes::from(json)));
-            response.headers_mut().insert(
-                hyper::header::CONTENT_TYPE,
-                hyper::header::HeaderValue::from_static("application/json"),
-            );
+            let kind = HeaderValue::from_static("application/json");
+            response.headers_mut().insert(CONTENT_TYPE, kind);
             response
         }
         Err(reason) => {

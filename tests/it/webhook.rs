@@ -396,3 +396,82 @@ fn bad_certificates_and_sidecars_are_usage_errors() {
         .expect_code(2)
         .expect_stderr("the container has no name");
 }
+
+#[test]
+fn metrics_count_admissions_by_verdict_and_answers_by_code() {
+    use crate::support::scraped::Scrape;
+    let certs = Certs::localhost();
+    let webhook = start(&certs, &[]);
+    let scrape = || {
+        let (status, body) = request(webhook.port, &certs.ca, "GET", "/metrics", b"").unwrap();
+        assert_eq!(status, 200, "{body}");
+        for secret in ["s3cr3t-env", "hunter2"] {
+            assert!(!body.contains(secret), "{secret} shown: {body}");
+        }
+        Scrape::parse(&body)
+    };
+    let first = scrape();
+    for verdict in ["mutated", "unchanged", "skipped", "refused"] {
+        let labels = [("verdict", verdict)];
+        assert_eq!(first.get("readygate_admissions_total", &labels), 0.0);
+    }
+    assert_eq!(first.family("readygate_admissions").kind, "counter");
+    let durations = first.family("readygate_admission_duration_seconds");
+    assert_eq!(durations.kind, "histogram");
+    assert_eq!(
+        first.get("readygate_admission_duration_seconds_count", &[]),
+        0.0
+    );
+
+    let annotated = pod(r#""readygate.dev/wait-for":"postgres://app:hunter2@db:5432""#);
+    let misspelt = pod(r#""readygate.dev/wait-fro":"tcp://db:5432""#);
+    for (object, operation) in [
+        (annotated.as_str(), "CREATE"),
+        (annotated.as_str(), "CREATE"),
+        (&pod(""), "CREATE"),
+        (&annotated, "UPDATE"),
+        (&misspelt, "CREATE"),
+    ] {
+        let body = review("Pod", operation, object);
+        let (status, _) =
+            request(webhook.port, &certs.ca, "POST", "/mutate", body.as_bytes()).unwrap();
+        assert_eq!(status, 200);
+    }
+    let (status, _) = request(webhook.port, &certs.ca, "POST", "/mutate", b"garbage").unwrap();
+    assert_eq!(status, 400);
+    let (status, _) = request(webhook.port, &certs.ca, "DELETE", "/metrics", b"").unwrap();
+    assert_eq!(status, 405);
+
+    let after = scrape();
+    for (verdict, count) in [
+        ("mutated", 2.0),
+        ("unchanged", 1.0),
+        ("skipped", 1.0),
+        ("refused", 1.0),
+    ] {
+        let labels = [("verdict", verdict)];
+        assert_eq!(
+            after.get("readygate_admissions_total", &labels),
+            count,
+            "{verdict}"
+        );
+    }
+    // Every review on /mutate timed, the garbage one too.
+    assert_eq!(
+        after.get("readygate_admission_duration_seconds_count", &[]),
+        6.0
+    );
+    let inf = [("le", "+Inf")];
+    assert_eq!(
+        after.get("readygate_admission_duration_seconds_bucket", &inf),
+        6.0
+    );
+    // Five reviews and the first scrape answered 200; the garbage 400, the DELETE 405.
+    for (code, count) in [("200", 6.0), ("400", 1.0), ("405", 1.0)] {
+        assert_eq!(
+            after.get("readygate_answers_total", &[("code", code)]),
+            count,
+            "{code}"
+        );
+    }
+}
