@@ -400,6 +400,32 @@ def monitors(overlay, docs, serve_ports):
                 fail(overlay, f"{where}: port {endpoint.get('port')} is not a port readygate serve's manifests name ({sorted(serve_ports)})")
 
 
+def webhook_monitor(docs):
+    """The webhook install with components/webhook-monitoring: its ServiceMonitor selects the
+    webhook's Service by its labels, scrapes a port the Service names, trusts the Secret the
+    Certificate fills and checks a name the certificate holds."""
+    by_kind = {}
+    for doc in docs:
+        by_kind.setdefault(doc["kind"], []).append(doc)
+    found = by_kind.get("ServiceMonitor", [])
+    monitors("webhook-monitoring", found, set())
+    service, certificate = by_kind["Service"][0], by_kind["Certificate"][0]
+    for monitor in found:
+        where = f"webhook-monitoring: ServiceMonitor {monitor['metadata']['name']}"
+        wanted = monitor["spec"]["selector"].get("matchLabels", {})
+        labels = service["metadata"].get("labels", {})
+        if not wanted or any(labels.get(k) != v for k, v in wanted.items()):
+            fail(where, f"selects {wanted}, not the Service's labels {labels}")
+        for endpoint in monitor["spec"]["endpoints"]:
+            if endpoint.get("port") not in {p.get("name") for p in service["spec"]["ports"]}:
+                fail(where, f"port {endpoint.get('port')} is no port of Service {service['metadata']['name']}")
+            tls = endpoint.get("tlsConfig", {})
+            if endpoint.get("scheme") != "https" or tls.get("serverName") not in certificate["spec"]["dnsNames"]:
+                fail(where, f"not https to a name the certificate holds ({certificate['spec']['dnsNames']})")
+            if tls.get("ca", {}).get("secret", {}).get("name") != certificate["spec"]["secretName"]:
+                fail(where, f"trusts {tls.get('ca')}, not the Secret {certificate['spec']['secretName']}")
+
+
 def main():
     readygate, work, *overlays = sys.argv[1:]
     for path in overlays:
@@ -430,10 +456,9 @@ def main():
     doctor_rbac("doctor", doctor)
     print(f"deploy: doctor: rendered, valid against Kubernetes {KUBERNETES}, grants checked")
     webhook_installs(readygate, work)
-
-
     monitoring = load(f"{work}/monitoring.yaml")
     monitors("monitoring", monitoring, port_names(load(f"{work}/examples.yaml")))
+    webhook_monitor(load(f"{work}/webhook-monitoring.yaml"))
     print("deploy: monitoring: rendered, its monitors checked against the operator's fields")
     for failure in failures:
         print(f"deploy: FAILED: {failure}", file=sys.stderr)

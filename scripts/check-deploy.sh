@@ -116,5 +116,7 @@ done
 # The Prometheus Operator's objects: no schema in kubernetes-validate, so check-deploy.py holds
 # them to the operator's fields and to the port names readygate's manifests give.
 "$kustomize" build deploy/monitoring >"$work/monitoring.yaml"
+(cd "$work/deploy/overlays/webhook" && "$kustomize" edit add component ../../components/webhook-monitoring)
+"$kustomize" build "$work/deploy/overlays/webhook" >"$work/webhook-monitoring.yaml"
 "$python" scripts/check-deploy.py "$readygate" "$work" "${overlays[@]}"
 echo "deploy: ${#overlays[@]} kustomizations and the webhook (kustomize, helm) rendered, validated and checked in $((SECONDS - started)) s"
