@@ -210,6 +210,16 @@ def doctor_rbac(overlay, docs):
         fail(overlay, "pods create is not bound by a RoleBinding (one namespace only)")
 
 
+def k8s_wait_rbac(overlay, docs):
+    """Only get and watch, each on objects by name: what k8s:// targets need."""
+    for doc in docs:
+        if doc["kind"] not in ("Role", "ClusterRole"):
+            continue
+        for rule in doc["rules"]:
+            if sorted(rule["verbs"]) != ["get", "watch"] or not rule.get("resourceNames"):
+                fail(overlay, f"{doc['kind']} {doc['metadata']['name']} grants {rule}, not get and watch by name")
+
+
 # Kinds of cert-manager's CRDs, which kubernetes-validate has no schema for: checked by hand.
 CERT_MANAGER = ("Certificate", "Issuer")
 
@@ -455,6 +465,10 @@ def main():
     validate("doctor", doctor)
     doctor_rbac("doctor", doctor)
     print(f"deploy: doctor: rendered, valid against Kubernetes {KUBERNETES}, grants checked")
+    waiter = load(f"{work}/k8s-wait-rbac.yaml")
+    validate("k8s-wait", waiter)
+    k8s_wait_rbac("k8s-wait", waiter)
+    print(f"deploy: k8s-wait: rendered, valid against Kubernetes {KUBERNETES}, grants checked")
     webhook_installs(readygate, work)
     monitoring = load(f"{work}/monitoring.yaml")
     monitors("monitoring", monitoring, port_names(load(f"{work}/examples.yaml")))

@@ -80,6 +80,8 @@ for overlay in "${overlays[@]}"; do
 done
 # doctor's Job and least-privilege RBAC: validated, its grants checked (check-deploy.py).
 "$kustomize" build deploy/doctor >"$work/doctor-rbac.yaml"
+# k8s:// targets' least-privilege RBAC: validated, its grants checked (check-deploy.py).
+"$kustomize" build deploy/k8s-wait >"$work/k8s-wait-rbac.yaml"
 # The webhook: the overlay alone, pinned by digest, and with the auto-mode component (in a copy
 # of deploy/, so the components' relative paths hold).
 mkdir "$work/webhook"

@@ -82,9 +82,9 @@ pub struct Files {
     pub cert: Option<PathBuf>,
     /// `--key`.
     pub key: Option<PathBuf>,
-    /// When a `k8s://` target needs the pod's credentials: `--k8s-serviceaccount-dir`, and
-    /// the attempts' bound.
-    pub service_account: Option<(Option<PathBuf>, Duration)>,
+    /// When a `k8s://` target needs a cluster: where to find it (`--kubeconfig`, `--context`,
+    /// `--k8s-serviceaccount-dir`), and the attempts' bound.
+    pub cluster: Option<(crate::kind::k8s::kubeconfig::Access, Duration)>,
 }
 
 /// Reads the plan's [`Files`] into its options, within the deadline (else
@@ -121,10 +121,13 @@ pub async fn read_files(plan: &mut Plan, signals: &mut Terminations) -> Result<(
         let job = move || crate::net::tls::read_identity(cert.as_deref(), key.as_deref());
         plan.options.client_cert = read(end, signals, what, job).await?;
     }
-    if let Some((dir, bound)) = files.service_account {
-        let what = "the service account folder".to_string();
+    if let Some((access, bound)) = files.cluster {
+        let what = match &access.kubeconfig {
+            Some(file) => format!("the kubeconfig {}", quoted(&file.display().to_string())),
+            None => "the cluster's credentials".to_string(),
+        };
         let secrets = plan.secrets.clone();
-        let job = move || crate::kind::k8s::Cluster::find(dir.as_deref(), secrets, bound);
+        let job = move || crate::kind::k8s::kubeconfig::for_targets(&access, secrets, bound);
         plan.options.k8s = Some(read(end, signals, what, job).await?);
     }
     // A command target's program that is not there is a usage error now, not a retry.
@@ -342,9 +345,14 @@ impl Plan {
             cacert: args.cacert,
             cert: args.cert,
             key: args.key,
-            service_account: k8s.then(|| {
+            cluster: k8s.then(|| {
                 let bound = args.attempt_timeout.unwrap_or(ATTEMPT_TIMEOUT);
-                (args.k8s_serviceaccount_dir, bound)
+                let access = crate::kind::k8s::kubeconfig::Access {
+                    kubeconfig: args.kubeconfig,
+                    context: args.context,
+                    service_account_dir: args.k8s_serviceaccount_dir,
+                };
+                (access, bound)
             }),
         };
         let usual = match mode {
@@ -435,6 +443,8 @@ fn given(args: &CommonArgs, on_exit: bool) -> Vec<&'static str> {
             args.k8s_serviceaccount_dir.is_some(),
             "--k8s-serviceaccount-dir",
         ),
+        (args.kubeconfig.is_some(), "--kubeconfig"),
+        (args.context.is_some(), "--context"),
     ]
     .into_iter()
     .filter_map(|(given, option)| given.then_some(option))

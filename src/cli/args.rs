@@ -379,6 +379,18 @@ pub struct CommonArgs {
           hide_env = true, hide_short_help = true)]
     pub k8s_serviceaccount_dir: Option<PathBuf>,
 
+    /// Kubeconfig for k8s:// targets outside a pod (default: $KUBECONFIG, ~/.kube/config).
+    ///
+    /// Its current context's cluster and user: token, client certificate, exec plugin.
+    #[arg(long, env = "READYGATE_KUBECONFIG", value_name = "FILE", help_heading = TLS,
+          hide_env = true, hide_short_help = true)]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// The kubeconfig's context for k8s:// targets, instead of its current-context.
+    #[arg(long, env = "READYGATE_CONTEXT", value_name = "NAME", help_heading = TLS,
+          hide_env = true, hide_short_help = true)]
+    pub context: Option<String>,
+
     /// When ready, create FILE: a marker for other containers.
     ///
     /// And its parent folders.

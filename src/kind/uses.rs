@@ -24,6 +24,8 @@ pub const OPTIONS: &[Row] = &[
     ("--key", TLS, tls),
     ("--tls-server-name", TLS, tls),
     ("--k8s-serviceaccount-dir", K8S, k8s),
+    ("--kubeconfig", K8S, k8s),
+    ("--context", K8S, k8s),
 ];
 
 const HTTP: &str = "http(s):// targets";

@@ -430,13 +430,16 @@ fn bad_k8s_targets_are_usage_errors() {
 
 #[test]
 fn outside_a_pod_is_a_usage_error_that_says_so() {
+    let home = TempDir::new();
     let out = readygate(["probe", "k8s://job/migrate"])
         .env_remove("KUBERNETES_SERVICE_HOST")
         .env_remove("KUBERNETES_SERVICE_PORT")
+        .env_remove("KUBECONFIG")
+        .env("HOME", &home.0)
         .outcome();
     out.expect_code(2).expect_stderr(
-        "readygate: k8s:// targets work inside a Kubernetes pod, and KUBERNETES_SERVICE_HOST \
-         is not set",
+        "readygate: k8s:// targets need a cluster: in a pod, KUBERNETES_SERVICE_HOST is set (it \
+         is not)",
     );
     // Disabled, nothing is looked up: the same manifest runs anywhere.
     readygate(["probe", "k8s://job/migrate"])

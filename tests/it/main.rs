@@ -30,6 +30,7 @@ mod json_logs;
 mod k8s;
 mod k8s_any;
 mod k8s_bounds;
+mod k8s_kubeconfig;
 mod k8s_watch;
 mod k8s_watch_hostile;
 mod kubelet_parity;

@@ -150,8 +150,8 @@ fn the_static_binary_links_nothing_and_needs_no_nss() {
 fn the_static_binary_fits_the_size_budget() {
     let size = fs::metadata(static_binary()).unwrap().len();
     assert!(
-        size <= 3_900_000,
-        "the static binary is {size} bytes, over the 3.9 MB budget (docs/performance.md: Size)"
+        size <= 4_718_592,
+        "the static binary is {size} bytes, over the 4.5 MiB budget (docs/performance.md: Size)"
     );
 }
 

@@ -191,6 +191,34 @@ pub fn find(
     Ok(built)
 }
 
+/// The cluster of `k8s://` targets: `--kubeconfig`/`--context`; else `--k8s-serviceaccount-dir`;
+/// else the files `KUBECONFIG` lists; else, in a pod (`KUBERNETES_SERVICE_HOST` set), its
+/// service account; else `~/.kube/config`. Unlike kubectl, a pod's own `~/.kube/config` never
+/// takes the place of its service account, which the RBAC examples grant.
+pub fn for_targets(
+    access: &Access,
+    secrets: Arc<Secrets>,
+    attempt_timeout: Duration,
+) -> Result<Cluster, String> {
+    let given = access.kubeconfig.is_some() || access.context.is_some();
+    let listed = std::env::var_os("KUBECONFIG").is_some_and(|v| !v.is_empty());
+    let in_pod = std::env::var_os("KUBERNETES_SERVICE_HOST").is_some_and(|v| !v.is_empty());
+    let dir = access.service_account_dir.as_deref();
+    if given || (dir.is_none() && (listed || !in_pod)) {
+        let home = kubeconfig_files();
+        if !given && !listed && !home.iter().any(|file| file.exists()) {
+            return Err(
+                "k8s:// targets need a cluster: in a pod, KUBERNETES_SERVICE_HOST is \
+                        set (it is not); outside one, give --kubeconfig FILE or set KUBECONFIG \
+                        (there is no ~/.kube/config)"
+                    .into(),
+            );
+        }
+        return find(access, secrets, attempt_timeout);
+    }
+    Cluster::find(dir, secrets, attempt_timeout)
+}
+
 /// The files `KUBECONFIG` lists, else `~/.kube/config`.
 fn kubeconfig_files() -> Vec<PathBuf> {
     match std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
