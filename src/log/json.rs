@@ -5,6 +5,7 @@ use std::fmt;
 use std::sync::OnceLock;
 use std::time::Instant;
 
+use serde::{Serialize, Serializer};
 use serde_json::Value;
 use tracing::field::{Field, Visit};
 use tracing_subscriber::fmt::format::Writer;
@@ -79,38 +80,51 @@ impl Fields {
     pub fn line(&self, level: &tracing::Level) -> String {
         let mut timestamp = String::new();
         let _ = SystemTime.format_time(&mut Writer::new(&mut timestamp));
-        let elapsed = START.get().map_or(0, |start| start.elapsed().as_millis());
         let event = self.event.as_deref().unwrap_or("note");
         debug_assert!(EVENTS.contains(&event), "undocumented log event {event}");
-        let mut line = format!(
-            "{{\"timestamp\":{},\"level\":{},\"event\":{},\"elapsed_ms\":{elapsed}",
-            text(&timestamp),
-            text(level.as_str()),
-            text(event)
-        );
-        if let Some(target) = &self.target {
-            line += &format!(",\"target\":{}", text(target));
-        }
-        if let Some(attempt) = self.attempt {
-            line += &format!(",\"attempt\":{attempt}");
-        }
-        if let Some(status) = self.status {
-            line += &format!(",\"status\":{status}");
-        }
-        if let Some(reason) = &self.reason {
-            line += &format!(",\"reason\":{}", text(reason));
-        }
-        line += &format!(",\"message\":{}", text(&self.message));
-        for (name, value) in &self.other {
-            line += &format!(",{}:{value}", text(name));
-        }
-        line + "}"
+        let line = Line {
+            timestamp: &timestamp,
+            level: level.as_str(),
+            event,
+            elapsed_ms: START.get().map_or(0, |start| start.elapsed().as_millis()),
+            target: self.target.as_deref(),
+            attempt: self.attempt,
+            status: self.status,
+            reason: self.reason.as_deref(),
+            message: &self.message,
+            other: Others(&self.other),
+        };
+        serde_json::to_string(&line).expect("a log line has string keys only")
     }
 }
 
-/// `value` as a JSON string.
-fn text(value: &str) -> String {
-    Value::from(value).to_string()
+/// One JSON line: its fields in the documented order, a field with no value left out.
+#[derive(Serialize)]
+struct Line<'a> {
+    timestamp: &'a str,
+    level: &'a str,
+    event: &'a str,
+    elapsed_ms: u128,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    target: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attempt: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
+    message: &'a str,
+    #[serde(flatten)]
+    other: Others<'a>,
+}
+
+/// Any other fields, last, in the order given.
+struct Others<'a>(&'a [(&'static str, Value)]);
+
+impl Serialize for Others<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(name, value)| (name, value)))
+    }
 }
 
 impl Visit for Fields {
@@ -227,5 +241,35 @@ mod tests {
         let at: Vec<usize> = order.iter().map(|key| line.find(key).unwrap()).collect();
         assert!(at.windows(2).all(|pair| pair[0] < pair[1]), "{line}");
         assert!(!line.contains('\n'), "{line}");
+    }
+
+    #[test]
+    fn a_line_is_these_bytes() {
+        let mut fields = Fields::new("ready", "db: ready after 1.0s \u{1} é");
+        fields.target = Some("tcp://db:5432".into());
+        fields.attempt = Some(2);
+        fields
+            .other
+            .push(("reasons", serde_json::json!([{"target": "a\"b"}])));
+        fields.other.push(("extra", Value::from(true)));
+        let line = fields.line(&tracing::Level::INFO);
+        let (stamped, rest) = line.split_once(",\"elapsed_ms\":").unwrap();
+        assert!(stamped.starts_with("{\"timestamp\":\""), "{line}");
+        assert!(
+            stamped.ends_with("\",\"level\":\"INFO\",\"event\":\"ready\""),
+            "{line}"
+        );
+        let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+        let expected = concat!(
+            r#","target":"tcp://db:5432","attempt":2,"#,
+            r#""message":"db: ready after 1.0s \u0001 é","#,
+            r#""reasons":[{"target":"a\"b"}],"extra":true}"#
+        );
+        assert_eq!(rest, expected);
+        let bare = Fields::default().line(&tracing::Level::WARN);
+        let rest = bare.split_once(",\"elapsed_ms\":").unwrap().1;
+        let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+        assert_eq!(rest, r#","message":""}"#);
+        assert!(bare.contains(r#""level":"WARN","event":"note""#), "{bare}");
     }
 }
