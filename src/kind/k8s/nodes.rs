@@ -14,7 +14,7 @@ use tokio::time::{sleep, Instant};
 use super::cluster::Cluster;
 use super::object::clip;
 use super::request::{call, refused, unauthorized};
-use super::watch::{once, usable, version, Ended, Pace};
+use super::watch::{error_event, once, usable, version, Ended, Pace};
 use crate::engine::{Backoff, Schedule};
 use crate::error::Failure;
 use crate::net::resolve::Resolver;
@@ -285,14 +285,6 @@ struct Event<'a> {
     object: &'a RawValue,
 }
 
-/// An `ERROR` event's object.
-#[derive(Default, Deserialize)]
-#[serde(default)]
-struct WatchError {
-    code: u16,
-    message: String,
-}
-
 /// Reads one event into the cache, and the version to resume from into `from`; `Some` ends
 /// the watch.
 fn event(line: &[u8], cache: &NodeCache, from: &mut String) -> Option<Ended> {
@@ -310,18 +302,7 @@ fn event(line: &[u8], cache: &NodeCache, from: &mut String) -> Option<Ended> {
             cache.change(name, (event.kind != "DELETED").then_some(kubelet));
         }
         "BOOKMARK" => {}
-        "ERROR" => {
-            let status: WatchError = serde_json::from_slice(object).unwrap_or_default();
-            if status.code == 410 {
-                return Some(Ended::Gone);
-            }
-            let failure = format!(
-                "the node watch failed: status {} from the API server: {}",
-                status.code,
-                clip(&status.message)
-            );
-            return Some(Ended::Refused(failure.into()));
-        }
+        "ERROR" => return Some(error_event(object, "the node watch")),
         other => {
             let failure = format!("unexpected node watch event {}", clip(other));
             return Some(Ended::Broke(failure.into()));

@@ -556,18 +556,7 @@ fn event(line: &[u8], reader: &Reader) -> Option<Ended> {
             }
             Ok(())
         }
-        ("ERROR", _) => {
-            let status: WatchError = serde_json::from_slice(object).unwrap_or_default();
-            if status.code == 410 {
-                return Some(Ended::Gone);
-            }
-            let failure = format!(
-                "the watch failed: status {} from the API server: {}",
-                status.code,
-                clip(&status.message)
-            );
-            return Some(Ended::Refused(failure.into()));
-        }
+        ("ERROR", _) => return Some(error_event(object, "the watch")),
         (other, _) => {
             let failure = format!("unexpected watch event {}", clip(other));
             return Some(Ended::Broke(failure.into()));
@@ -620,6 +609,21 @@ fn stray(reader: &Reader, named: &Named) -> Option<String> {
 struct WatchError {
     code: u16,
     message: String,
+}
+
+/// How an `ERROR` event ends `what` (a watch): 410 Gone asks for a fresh list, any other status
+/// is the API server's refusal, its message cut as all peer text is.
+pub fn error_event(object: &[u8], what: &str) -> Ended {
+    let status: WatchError = serde_json::from_slice(object).unwrap_or_default();
+    if status.code == 410 {
+        return Ended::Gone;
+    }
+    let failure = format!(
+        "{what} failed: status {} from the API server: {}",
+        status.code,
+        clip(&status.message)
+    );
+    Ended::Refused(failure.into())
 }
 
 /// `metadata.resourceVersion` of an object's JSON, if it has one.
