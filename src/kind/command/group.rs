@@ -6,7 +6,7 @@
 //! group's ID from being reused, so the kill can never reach another process.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use rustix::process::{kill_process_group, Pid, Signal};
@@ -23,7 +23,11 @@ const SPAWN_GRACE: Duration = Duration::from_millis(100);
 
 /// One attempt's command: its leader's PID while it is not reaped.
 #[derive(Debug, Default)]
-pub struct Group(Mutex<State>);
+pub struct Group {
+    state: Mutex<State>,
+    /// Told when a spawn under way is over, for [`end_all`] to kill what it started.
+    spawned: Condvar,
+}
 
 #[derive(Debug, Default)]
 struct State {
@@ -52,6 +56,7 @@ impl Group {
         if state.ended || ENDING.load(Ordering::SeqCst) {
             kill(&state);
         }
+        self.spawned.notify_all();
     }
 
     /// The leader exited (and is not reaped yet): what it left in its group is killed, and
@@ -70,7 +75,16 @@ impl Group {
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits until no spawn is under way, up to `until`.
+    fn spawn_over(&self, until: Instant) {
+        let left = until.saturating_duration_since(Instant::now());
+        let state = self.state();
+        let _ = self
+            .spawned
+            .wait_timeout_while(state, left, |state| state.spawning);
     }
 }
 
@@ -112,8 +126,6 @@ pub fn end_all() {
     ENDING.store(true, Ordering::SeqCst);
     let groups: Vec<Arc<Group>> = live().clone();
     groups.iter().for_each(|group| group.end());
-    let since = Instant::now();
-    while groups.iter().any(|group| group.state().spawning) && since.elapsed() < SPAWN_GRACE {
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    let until = Instant::now() + SPAWN_GRACE;
+    groups.iter().for_each(|group| group.spawn_over(until));
 }

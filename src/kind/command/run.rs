@@ -8,7 +8,6 @@ use std::os::fd::OwnedFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
-use std::time::Duration;
 
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use rustix::process::{pidfd_open, waitid, Pid, PidfdFlags, WaitId, WaitIdOptions};
@@ -143,8 +142,8 @@ pub fn run(
         }
         let every = pidfd.is_none().then_some(&POLL_EVERY);
         if poll(&mut fds, every).is_err() {
-            // Interrupted, or out of memory for a moment: look again shortly.
-            std::thread::sleep(Duration::from_millis(1));
+            // Interrupted by a signal (or, rarely, out of memory): look again; the attempt's
+            // end kills the group, and the leader's exit ends this loop.
             continue;
         }
         let readable: Vec<usize> = (open.iter().zip(&fds))
