@@ -122,9 +122,18 @@ pub async fn read_files(plan: &mut Plan, signals: &mut Terminations) -> Result<(
         plan.options.client_cert = read(end, signals, what, job).await?;
     }
     if let Some((access, bound)) = files.cluster {
-        let what = match &access.kubeconfig {
-            Some(file) => format!("the kubeconfig {}", quoted(&file.display().to_string())),
-            None => "the cluster's credentials".to_string(),
+        // Named as for_targets chooses: the kubeconfig given, the service account folder given
+        // (without --context), or whichever it finds.
+        let what = match (
+            &access.kubeconfig,
+            &access.service_account_dir,
+            &access.context,
+        ) {
+            (Some(file), _, _) => {
+                format!("the kubeconfig {}", quoted(&file.display().to_string()))
+            }
+            (None, Some(_), None) => "the service account folder".to_string(),
+            _ => "the cluster's credentials".to_string(),
         };
         let secrets = plan.secrets.clone();
         let job = move || crate::kind::k8s::kubeconfig::for_targets(&access, secrets, bound);
