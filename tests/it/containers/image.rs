@@ -7,8 +7,9 @@ use super::images::{BUSYBOX, READYGATE};
 use super::kubelet::Pod;
 use super::sandbox::{podman, podman_ok, Finished};
 
-/// The image's size goal.
-const MAX_IMAGE_BYTES: u64 = 5_000_000;
+/// The image's size goal: `readygate` and `readygate-cluster`, each within the static binary's
+/// budget (docs/performance.md: Size, where the 5 MB of `readygate` alone grew with the second).
+const MAX_IMAGE_BYTES: u64 = 8_000_000;
 
 /// `podman run` options for readygate: read-only root, no capabilities, no new privileges.
 const HARDENED: &[&str] = &[
@@ -43,7 +44,7 @@ fn expect(what: &str, finished: Finished, code: i32) -> Finished {
 
 #[test]
 #[ignore = "in real containers: tests/containers/run.sh"]
-fn the_image_is_the_static_binary_alone_non_root_and_small() {
+fn the_image_is_the_two_static_binaries_alone_non_root_and_small() {
     super::images::built();
     let format = "{{.Size}} {{.Config.User}} {{json .Config.Entrypoint}}";
     let inspect = podman_ok(&["image", "inspect", "--format", format, READYGATE]);
@@ -51,28 +52,32 @@ fn the_image_is_the_static_binary_alone_non_root_and_small() {
     let size: u64 = fields.next().unwrap().parse().unwrap();
     assert!(
         size <= MAX_IMAGE_BYTES,
-        "the image is {size} bytes, over 5 MB"
+        "the image is {size} bytes, over 8 MB"
     );
     assert_eq!(fields.next(), Some("65532:65532"), "{inspect}");
     assert_eq!(fields.next(), Some("[\"/readygate\"]"), "{inspect}");
     println!("  {READYGATE}: {size} bytes, user 65532:65532, entrypoint /readygate");
 
-    // Its file system is the binary and nothing else.
+    // Its file system is the two binaries and nothing else.
     let root = podman_ok(&["image", "mount", READYGATE]);
-    let entries: Vec<String> = std::fs::read_dir(&root)
+    let mut entries: Vec<String> = std::fs::read_dir(&root)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    let binary = std::fs::metadata(format!("{root}/readygate"));
+    entries.sort();
+    let sizes = ["readygate", "readygate-cluster"]
+        .map(|name| std::fs::metadata(format!("{root}/{name}")).map(|m| m.len()));
     podman_ok(&["image", "unmount", READYGATE]);
     assert_eq!(
         entries,
-        ["readygate"],
-        "the image holds more than the binary"
+        ["readygate", "readygate-cluster"],
+        "the image holds more than the binaries"
     );
-    let binary = binary.unwrap();
-    // The static binary's budget (docs/performance.md: Size).
-    assert!(binary.len() <= 4_718_592, "{} bytes", binary.len());
+    // The static binary's budget (docs/performance.md: Size), for each.
+    for size in sizes {
+        let size = size.unwrap();
+        assert!(size <= 4_718_592, "{size} bytes");
+    }
 }
 
 #[test]
