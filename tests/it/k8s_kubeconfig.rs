@@ -141,18 +141,7 @@ fn client_certificates_carry_the_get_and_the_watch() {
     let user =
         json!({"client-certificate-data": b64(&pair.cert), "client-key-data": b64(&pair.key)});
     let file = kubeconfig(&dir.0, &format!("https://{}", api.addr), ca, user);
-    let args = [
-        "wait",
-        "-t",
-        "20s",
-        "--kubeconfig",
-        file.to_str().unwrap(),
-        "k8s://job/migrate",
-    ];
-    let (child, started) = outside(&home.0, args).spawn_captured();
-    api.wait_for_requests(2);
-    api.put(kube::job(OWN_NAMESPACE, "migrate", JobState::Complete));
-    crate::support::run::finish(child, started).expect_code(0);
+    ready_when_the_job_completes(&api, &home.0, &file);
     assert!(
         api.seen().iter().any(|s| s.path.contains("watch=1")),
         "{:?}",
@@ -197,18 +186,7 @@ fn an_exec_plugin_gives_the_token_once_while_it_is_valid() {
         "command": "./get-token.sh", "args": ["token"], "interactiveMode": "Never"}});
     let ca = json!({"certificate-authority": api.ca_file()});
     let file = kubeconfig(&dir.0, &format!("https://{}", api.addr), ca, user);
-    let args = [
-        "wait",
-        "-t",
-        "20s",
-        "--kubeconfig",
-        file.to_str().unwrap(),
-        "k8s://job/migrate",
-    ];
-    let (child, started) = outside(&home.0, args).spawn_captured();
-    api.wait_for_requests(2);
-    api.put(kube::job(OWN_NAMESPACE, "migrate", JobState::Complete));
-    crate::support::run::finish(child, started).expect_code(0);
+    ready_when_the_job_completes(&api, &home.0, &file);
     let runs = std::fs::read_to_string(&runs).unwrap();
     assert_eq!(runs.lines().count(), 1, "one run for the GET and the watch");
     assert!(api
@@ -267,4 +245,21 @@ fn which_cluster_wins_and_none_at_all() {
     .outcome()
     .expect_code(2)
     .expect_stderr("kubeconfig \"/nonexistent/config\"");
+}
+
+/// `wait k8s://job/migrate` from outside a pod with `file` as its kubeconfig: it asks (a GET,
+/// then a watch), the Job completes, and it ends ready.
+fn ready_when_the_job_completes(api: &ApiServer, home: &Path, file: &Path) {
+    let args = [
+        "wait",
+        "-t",
+        "20s",
+        "--kubeconfig",
+        file.to_str().unwrap(),
+        "k8s://job/migrate",
+    ];
+    let (child, started) = outside(home, args).spawn_captured();
+    api.wait_for_requests(2);
+    api.put(kube::job(OWN_NAMESPACE, "migrate", JobState::Complete));
+    crate::support::run::finish(child, started).expect_code(0);
 }

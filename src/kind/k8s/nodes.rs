@@ -8,13 +8,12 @@ use std::time::Duration;
 
 use hyper::Method;
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use tokio::time::{sleep, Instant};
 
 use super::cluster::Cluster;
 use super::object::clip;
 use super::request::{call, refused, unauthorized};
-use super::watch::{error_event, once, usable, version, Ended, Pace};
+use super::watch::{error_event, once, usable, version, Ended, Event, Pace};
 use crate::engine::{Backoff, Schedule};
 use crate::error::Failure;
 use crate::net::resolve::Resolver;
@@ -274,15 +273,6 @@ pub async fn follow(cluster: Arc<Cluster>, resolver: Arc<Resolver>, cache: Arc<N
             break;
         }
     }
-}
-
-/// One line of a node watch.
-#[derive(Deserialize)]
-struct Event<'a> {
-    #[serde(rename = "type")]
-    kind: &'a str,
-    #[serde(borrow)]
-    object: &'a RawValue,
 }
 
 /// Reads one event into the cache, and the version to resume from into `from`; `Some` ends

@@ -422,13 +422,15 @@ pub(super) async fn once(
     ended.unwrap_or_else(Ended::Broke)
 }
 
-/// One line of a watch stream.
+/// One line of a watch stream (an object's, or the webhook's node watch).
 #[derive(Deserialize)]
-struct Event<'a> {
+pub struct Event<'a> {
+    /// ADDED, MODIFIED, DELETED, BOOKMARK or ERROR.
     #[serde(rename = "type")]
-    kind: &'a str,
+    pub kind: &'a str,
+    /// The object, read by whoever knows its shape.
     #[serde(borrow)]
-    object: &'a RawValue,
+    pub object: &'a RawValue,
 }
 
 /// Reads the stream line by line, no line kept past [`MAX_ANSWER`], each handed to `handle`,
