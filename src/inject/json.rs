@@ -110,6 +110,25 @@ fn serialize_scalar<S: Serializer>(scalar: &Scalar, serializer: S) -> Result<S::
     }
 }
 
+/// Whether two scalars are the same JSON value as Kubernetes reads them: a plain `x` and a
+/// quoted `"x"`, `yes` and `true`; not `1` and `"1"`.
+pub fn same_value(a: &Scalar, b: &Scalar) -> bool {
+    value(a) == value(b)
+}
+
+/// The JSON value of a scalar.
+fn value(scalar: &Scalar) -> serde_json::Value {
+    if !scalar.plain {
+        return serde_json::Value::String(scalar.text.clone());
+    }
+    match resolve(&scalar.text) {
+        Resolved::Null => serde_json::Value::Null,
+        Resolved::Bool(b) => serde_json::Value::Bool(b),
+        Resolved::Number(n) => serde_json::Value::Number(n),
+        Resolved::String => serde_json::Value::String(scalar.text.clone()),
+    }
+}
+
 /// What a plain scalar means.
 enum Resolved {
     Null,

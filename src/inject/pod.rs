@@ -1,6 +1,7 @@
 //! One pod spec, injected: the sidecar, the startup probes and the wait for dependencies, each
-//! added in place of an earlier injection of the same name, so injecting twice is injecting
-//! once. Nothing is changed unless the whole pod can be.
+//! added in place of an earlier injection of the same name unless that one already holds it
+//! (with whatever the API server or other webhooks added to it), so injecting an injected pod
+//! changes nothing. Nothing is changed unless the whole pod can be.
 
 use super::annotations::Wanted;
 use super::probe::startup_probe;
@@ -72,7 +73,7 @@ pub fn inject(
                 )
             })?;
             let (probe, binary) = startup_probe(target);
-            container.set("startupProbe", probe);
+            container.ensure("startupProbe", probe);
             if binary {
                 shared::mount_into(container)
                     .map_err(|e| format!("{at}: container {name:?}: {e}"))?;

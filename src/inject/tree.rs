@@ -102,6 +102,40 @@ impl Node {
         Some(entries.remove(index).1)
     }
 
+    /// Sets mapping key `key` to `value` unless what is there already holds it (see
+    /// [`Node::holds`]), so that fields the API server or other webhooks added are kept.
+    pub fn ensure(&mut self, key: &str, value: Node) {
+        if !self.get(key).is_some_and(|have| have.holds(&value)) {
+            self.set(key, value);
+        }
+    }
+
+    /// Whether this node already says everything `wanted` says: a mapping has every key of
+    /// `wanted` with a value that holds its value; a list of named mappings has an item holding
+    /// each of `wanted`'s by name (others may be there too); any other list has as many items,
+    /// each holding its counterpart; a scalar is the same JSON value (a plain `x` is `"x"`, `1`
+    /// is not `"1"`). So what others add to readygate's containers (the API server's defaults,
+    /// the service account's mount, a policy webhook's fields) still holds them.
+    pub fn holds(&self, wanted: &Node) -> bool {
+        match (self, wanted) {
+            (Node::Scalar(have), Node::Scalar(wanted)) => super::json::same_value(have, wanted),
+            (Node::Map(_), Node::Map(entries)) => entries.iter().all(|(key, value)| {
+                let have = key.as_str().and_then(|key| self.get(key));
+                have.is_some_and(|have| have.holds(value))
+            }),
+            (Node::Seq(have), Node::Seq(items)) if named(have) && named(items) => {
+                items.iter().all(|item| {
+                    let name = item.get("name").and_then(Node::as_str).unwrap_or_default();
+                    position_by_name(have, name).is_some_and(|index| have[index].holds(item))
+                })
+            }
+            (Node::Seq(have), Node::Seq(items)) => {
+                have.len() == items.len() && have.iter().zip(items).all(|(a, b)| a.holds(b))
+            }
+            _ => false,
+        }
+    }
+
     /// The value at `key`, made a mapping or sequence like `empty` when missing or null, so
     /// that a field can be filled in; `None` when it is there with another shape.
     pub fn entry(&mut self, key: &str, empty: Node) -> Option<&mut Node> {
@@ -131,11 +165,22 @@ pub fn position_by_name(list: &[Node], name: &str) -> Option<usize> {
         .position(|item| item.get("name").and_then(Node::as_str) == Some(name))
 }
 
-/// Puts `item` into sequence `list`: in place of the item of the same name if there is one,
-/// else at `at` (clamped to the end). Inserting twice is inserting once.
+/// Whether `items` is a list of named mappings (containers, volumes, mounts, env), whose
+/// items are told apart by name; an empty list is not, so it holds only an empty list.
+fn named(items: &[Node]) -> bool {
+    !items.is_empty()
+        && items.iter().all(|item| {
+            matches!(item, Node::Map(_)) && item.get("name").and_then(Node::as_str).is_some()
+        })
+}
+
+/// Puts `item` into sequence `list`: in place of the item of the same name if there is one
+/// and it does not already hold `item` (one that does is left as it is, with whatever others
+/// added to it), else at `at` (clamped to the end). Inserting twice is inserting once.
 pub fn upsert(list: &mut Vec<Node>, item: Node, at: usize) {
     let name = item.get("name").and_then(Node::as_str).map(str::to_owned);
     match name.and_then(|name| position_by_name(list, &name)) {
+        Some(index) if list[index].holds(&item) => {}
         Some(index) => list[index] = item,
         None => list.insert(at.min(list.len()), item),
     }
@@ -149,4 +194,50 @@ pub fn map_of<const N: usize>(entries: [(&str, Node); N]) -> Node {
             .map(|(k, v)| (Node::string(k), v))
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(json: &str) -> Node {
+        serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"))
+    }
+
+    fn holds(have: &str, wanted: &str) -> bool {
+        node(have).holds(&node(wanted))
+    }
+
+    #[test]
+    fn what_others_add_still_holds_what_readygate_changes_does_not() {
+        let wait = r#"{"name":"w","command":["wait","a"],"volumeMounts":[{"name":"s","mountPath":"/s"}],"securityContext":{"readOnlyRootFilesystem":true}}"#;
+        assert!(holds(wait, wait));
+        // Keys added anywhere, named items added, keys in another order.
+        assert!(holds(
+            r#"{"securityContext":{"seccompProfile":{"type":"RuntimeDefault"},"readOnlyRootFilesystem":true},"imagePullPolicy":"IfNotPresent","command":["wait","a"],"name":"w","volumeMounts":[{"name":"token","readOnly":true},{"mountPath":"/s","name":"s"}]}"#,
+            wait
+        ));
+        // A changed command, a command with one more or one less item, a mount gone, a
+        // changed value, a key gone.
+        for have in [
+            r#"{"name":"w","command":["wait","b"],"volumeMounts":[{"name":"s","mountPath":"/s"}],"securityContext":{"readOnlyRootFilesystem":true}}"#,
+            r#"{"name":"w","command":["wait","a","b"],"volumeMounts":[{"name":"s","mountPath":"/s"}],"securityContext":{"readOnlyRootFilesystem":true}}"#,
+            r#"{"name":"w","command":["wait"],"volumeMounts":[{"name":"s","mountPath":"/s"}],"securityContext":{"readOnlyRootFilesystem":true}}"#,
+            r#"{"name":"w","command":["wait","a"],"volumeMounts":[{"name":"t","mountPath":"/s"}],"securityContext":{"readOnlyRootFilesystem":true}}"#,
+            r#"{"name":"w","command":["wait","a"],"volumeMounts":[{"name":"s","mountPath":"/s"}],"securityContext":{"readOnlyRootFilesystem":false}}"#,
+            r#"{"name":"w","command":["wait","a"],"volumeMounts":[{"name":"s","mountPath":"/s"}]}"#,
+        ] {
+            assert!(!holds(have, wait), "{have}");
+        }
+        // Scalars by value: a plain YAML string is the quoted one, a number is not a string.
+        assert!(Node::plain("10m").holds(&Node::string("10m")));
+        assert!(Node::plain("yes").holds(&Node::plain("true")));
+        assert!(!Node::string("1").holds(&Node::plain("1")));
+        assert!(!holds("null", "{}"));
+        // An empty list holds only an empty list; unnamed items go by position.
+        assert!(holds("[]", "[]"));
+        assert!(!holds(r#"[{"name":"a"}]"#, "[]"));
+        assert!(holds(r#"[{"k":1,"x":2}]"#, r#"[{"k":1}]"#));
+        assert!(!holds(r#"[{"k":1},{"k":2}]"#, r#"[{"k":1}]"#));
+    }
 }

@@ -1,7 +1,8 @@
 //! `readygate inject`: manifests in, injected manifests out, as a user pipes them. Golden files
 //! under tests/inject/ hold what each stream must become; every example of examples/ comes out
 //! byte for byte (it has no annotations) and, given a sidecar, round-trips through the tree and
-//! the emitter with every value kept; injecting twice is injecting once; bad input writes
+//! the emitter with every value kept; injecting twice is injecting once, and a pod the
+//! cluster has defaulted and extended since is left as it is; bad input writes
 //! nothing and exits 2 naming the document and field; what inject writes runs.
 
 use std::io::Write;
@@ -437,4 +438,39 @@ fn patch_errors_name_the_same_document() {
             .expect_stderr("document 2 (Pod p): metadata.annotations[readygate.dev/wait-for]");
         assert_eq!(outcome.stdout, "", "{options:?}");
     }
+}
+
+/// A pod as the cluster stores it after the webhook, the API server and a policy webhook had it
+/// (tests/inject/admitted.yaml, kubectl's layout): injecting it again with the webhook's options
+/// changes no byte and patches nothing. With its targets changed, the gate alone is replaced.
+#[test]
+fn an_admitted_pod_is_left_as_it_is() {
+    let proxy = golden("proxy.yaml");
+    let admitted = golden("admitted.yaml");
+    let options = ["--sidecar", path(&proxy), "--mode", "universal"];
+    let written = inject(&[&options[..], &[path(&admitted)]].concat());
+    assert_eq!(written, read(&admitted), "inject changed the admitted pod");
+    let patch = inject(&[&options[..], &["--output", "patch", path(&admitted)]].concat());
+    assert_eq!(patch, "[]\n");
+
+    let changed = read(&admitted).replace(
+        "wait-for: postgres://db:5432 tcp://cache:6379",
+        "wait-for: tcp://cache:6379",
+    );
+    let patched = inject_stdin(&[&options[..], &["--output", "patch"]].concat(), &changed);
+    patched.expect_code(0);
+    let ops: Vec<serde_json::Value> = serde_json::from_str(&patched.stdout).unwrap();
+    let gate = "/spec/initContainers/2/";
+    assert!(
+        ops.iter()
+            .all(|op| op["path"].as_str().unwrap().starts_with(gate)),
+        "{ops:?}"
+    );
+    let command = serde_json::json!(["/readygate", "wait", "--timeout", "2m", "tcp://cache:6379"]);
+    assert!(
+        ops.iter().any(|op| op["op"] == "replace"
+            && op["path"] == format!("{gate}command")
+            && op["value"] == command),
+        "{ops:?}"
+    );
 }

@@ -66,4 +66,5 @@ mod usage_names;
 mod wait_for;
 mod wait_for_it;
 mod webhook;
+mod webhook_reinvocation;
 mod wrong_protocol;

@@ -14,6 +14,7 @@ pub mod h2c;
 pub mod held;
 pub mod http;
 pub mod hung_mount;
+pub mod json_patch;
 pub mod kafka;
 pub mod kube;
 pub mod mariadb;
