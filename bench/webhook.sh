@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # `readygate-cluster webhook` under 50 concurrent AdmissionReviews (bench/admission, a Go client
 # holding one kept-alive HTTPS connection per client, as the API server does): latency at the
-# median and p99, and the webhook's peak RSS (VmHWM). Prints one JSON line; bench/report.md
-# records the figures. Needs Go and openssl; builds the static binaries unless
-# READYGATE_CLUSTER names one.
-# Usage: bench/webhook.sh [CLIENTS [REVIEWS_PER_CLIENT]]
+# median and p99, the webhook's CPU time over the run (what a review costs, whatever else runs)
+# and its peak RSS (VmHWM). Prints one JSON line; bench/report.md records the figures. Needs Go
+# and openssl; builds the static binaries unless READYGATE_CLUSTER names one.
+# Usage: [WEBHOOK_CPUS=LIST] bench/webhook.sh [CLIENTS [REVIEWS_PER_CLIENT]]
+# (WEBHOOK_CPUS: the webhook alone pinned to those CPUs, as taskset -c takes them: one thread
+# per CPU it may use)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 clients="${1:-50}"
@@ -23,7 +25,7 @@ openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=lo
 printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >"$work/ext"
 openssl x509 -req -in "$work/tls.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key" -CAcreateserial \
   -days 1 -extfile "$work/ext" -out "$work/tls.crt" 2>/dev/null
-"$READYGATE_CLUSTER" webhook --listen 127.0.0.1:0 --tls-cert "$work/tls.crt" \
+${WEBHOOK_CPUS:+taskset -c "$WEBHOOK_CPUS"} "$READYGATE_CLUSTER" webhook --listen 127.0.0.1:0 --tls-cert "$work/tls.crt" \
   --tls-key "$work/tls.key" 2>"$work/log" &
 pid=$!
 for _ in $(seq 100); do
@@ -32,7 +34,11 @@ for _ in $(seq 100); do
 done
 port="$(sed -n 's|.*https://127.0.0.1:\([0-9]*\)/mutate.*|\1|p' "$work/log")"
 [[ -n "$port" ]] || { echo "webhook did not start: $(cat "$work/log")" >&2; exit 1; }
+# The webhook's CPU time (user + system, clock ticks), before and after the run.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$pid/stat"; }
+ticks_before="$(cpu_ticks)"
 result="$("$work/admission" -url "https://127.0.0.1:$port/mutate" -ca "$work/ca.pem" \
   -clients "$clients" -each "$each")"
+cpu_ms=$((($(cpu_ticks) - ticks_before) * 1000 / $(getconf CLK_TCK)))
 hwm="$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status")"
-echo "${result%\}},\"rss_peak_kib\":$hwm,\"binary_bytes\":$(stat -c %s "$READYGATE_CLUSTER")}"
+echo "${result%\}},\"rss_peak_kib\":$hwm,\"server_cpu_ms\":$cpu_ms,\"binary_bytes\":$(stat -c %s "$READYGATE_CLUSTER")}"

@@ -26,14 +26,18 @@ pub async fn accept(
     listener: &TcpListener,
     signals: &mut Terminations,
 ) -> Result<(TcpStream, SocketAddr), Exit> {
+    // Cancellation: both arms are cancel-safe; a connection not yet taken stays queued.
+    tokio::select! {
+        exit = stopped(signals) => Err(exit),
+        accepted = next_connection(listener) => Ok(accepted),
+    }
+}
+
+/// The next connection on `listener`, pausing after a failed accept (out of descriptors).
+pub async fn next_connection(listener: &TcpListener) -> (TcpStream, SocketAddr) {
     loop {
-        // Cancellation: both arms are cancel-safe; a connection not yet taken stays queued.
-        let accepted = tokio::select! {
-            exit = stopped(signals) => return Err(exit),
-            accepted = listener.accept() => accepted,
-        };
-        match accepted {
-            Ok(accepted) => return Ok(accepted),
+        match listener.accept().await {
+            Ok(accepted) => return accepted,
             Err(_) => tokio::time::sleep(ACCEPT_PAUSE).await,
         }
     }

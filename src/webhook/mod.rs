@@ -8,6 +8,7 @@ mod metrics;
 mod nodes;
 mod reload;
 mod review;
+mod workers;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -95,11 +96,14 @@ impl WebhookPlan {
     }
 }
 
-/// What every connection shares.
+/// What every connection shares, on every worker thread.
 struct Shared {
     injection: Injection,
     /// With `--mode auto`: the watched nodes, and the form chosen from them.
     nodes: Option<nodes::Chooser>,
+    acceptor: TlsAcceptor,
+    /// Connections open at once, across the workers.
+    connections: Arc<Semaphore>,
     reviews: Semaphore,
     /// What `/metrics` shows.
     counts: metrics::Counts,
@@ -124,7 +128,6 @@ pub async fn serve(plan: WebhookPlan) -> Exit {
         Ok(config) => config,
         Err(reason) => return Exit::Failed(format!("cannot set up TLS: {reason}")),
     };
-    let acceptor = TlsAcceptor::from(Arc::new(config));
     let files = reload::Files {
         cert: plan.cert.clone(),
         key: plan.key.clone(),
@@ -139,43 +142,50 @@ pub async fn serve(plan: WebhookPlan) -> Exit {
         ),
     }
     let local = listener.local_addr().unwrap_or(plan.listen);
-    tracing::info!(
-        event = "webhook",
-        "serving admission reviews on https://{local}/mutate"
-    );
     let nodes = plan.cluster.map(nodes::Chooser::start);
     let shared = Arc::new(Shared {
         injection: plan.injection,
         nodes,
+        acceptor: TlsAcceptor::from(Arc::new(config)),
+        connections: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
         reviews: Semaphore::new(MAX_REVIEWS),
         counts: metrics::Counts::default(),
     });
-    let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let threads = 1 + workers::start(&listener, workers::count(), &shared);
+    let plural = if threads == 1 { "" } else { "s" };
+    tracing::info!(
+        event = "webhook",
+        threads,
+        "serving admission reviews on https://{local}/mutate ({threads} thread{plural})"
+    );
+    tokio::select! {
+        exit = serving::stopped(&mut signals) => exit,
+        never = take_connections(listener, shared) => match never {},
+    }
+}
+
+/// Takes connections on `listener` for as long as it is polled, each served on a task of its
+/// own, at most [`MAX_CONNECTIONS`] at once across the workers.
+async fn take_connections(listener: TcpListener, shared: Arc<Shared>) -> Infallible {
     loop {
-        // Cancellation: both arms are cancel-safe; a connection not yet taken stays queued.
-        let permit = tokio::select! {
-            exit = serving::stopped(&mut signals) => return exit,
-            permit = connections.clone().acquire_owned() => permit,
+        // The semaphore is never closed: a permit always comes.
+        let Ok(permit) = shared.connections.clone().acquire_owned().await else {
+            continue;
         };
-        let Ok(permit) = permit else {
-            return Exit::Ready;
-        };
-        let (stream, _) = match serving::accept(&listener, &mut signals).await {
-            Ok(accepted) => accepted,
-            Err(exit) => return exit,
-        };
-        let (acceptor, shared) = (acceptor.clone(), shared.clone());
+        let (stream, _) = serving::next_connection(&listener).await;
+        let shared = shared.clone();
         tokio::spawn(async move {
-            connection(stream, acceptor, shared).await;
+            connection(stream, shared).await;
             drop(permit);
         });
     }
 }
 
 /// Serves one connection: the TLS handshake within its bound, then HTTP/1.1 requests.
-async fn connection(stream: TcpStream, acceptor: TlsAcceptor, shared: Arc<Shared>) {
+async fn connection(stream: TcpStream, shared: Arc<Shared>) {
     let _ = stream.set_nodelay(true);
-    let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+    let handshake = shared.acceptor.accept(stream);
+    let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake).await {
         Ok(Ok(tls)) => tls,
         _ => return,
     };

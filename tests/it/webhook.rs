@@ -475,3 +475,57 @@ fn metrics_count_admissions_by_verdict_and_answers_by_code() {
         );
     }
 }
+
+/// A review at a time would leave every core but one idle under a burst of pod creations: one
+/// thread per core the process may use serves, and a process held to one core has one.
+#[test]
+fn reviews_are_served_by_a_thread_per_core_the_process_may_use() {
+    let certs = Certs::localhost();
+    let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
+    let threads = |count: usize| match count {
+        1 => "(1 thread)".to_string(),
+        count => format!("({count} threads)"),
+    };
+    let webhook = start(&certs, &[]);
+    let written = webhook.running.written();
+    assert!(written.contains(&threads(cores.min(4))), "{written}");
+    // A burst of fifty reviews at once, over connections the threads share out: all answered.
+    let body = review(
+        "Pod",
+        "CREATE",
+        &pod(r#""readygate.dev/wait-for":"tcp://db:5432""#),
+    );
+    std::thread::scope(|scope| {
+        let answers: Vec<_> = (0..50)
+            .map(|_| {
+                let body = body.as_bytes();
+                scope.spawn(|| request(webhook.port, &certs.ca, "POST", "/mutate", body))
+            })
+            .collect();
+        for answer in answers {
+            let (status, body) = answer.join().unwrap().unwrap();
+            assert_eq!(status, 200, "{body}");
+            assert!(response(&body)["patch"].is_string(), "{body}");
+        }
+    });
+    // Held to one CPU (as a pod with a CPU limit of one core is), one thread serves.
+    let pinned = start_with(&certs, &[], |command| {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: sched_setaffinity on the child's own thread, between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(0, &mut set);
+                match libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) {
+                    0 => Ok(()),
+                    _ => Err(std::io::Error::last_os_error()),
+                }
+            })
+        };
+    });
+    let written = pinned.running.written();
+    assert!(written.contains(&threads(1)), "{written}");
+    let (status, body) =
+        request(pinned.port, &certs.ca, "POST", "/mutate", body.as_bytes()).unwrap();
+    assert_eq!(status, 200, "{body}");
+}
