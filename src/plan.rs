@@ -488,6 +488,7 @@ fn targets(given: &[String], may_forget: bool, secrets: &Secrets) -> Result<Vec<
     let parsed: Result<Vec<Target>, String> = (texts.iter().enumerate())
         .map(|(index, text)| {
             secrets.learn_urls(text);
+            command::secrets::learn(secrets, text);
             Target::parse(text).map_err(|message| {
                 let argv: Vec<OsString> = std::env::args_os().collect();
                 let split = cli::placement::split_duration(text, &argv);
@@ -497,11 +498,16 @@ fn targets(given: &[String], may_forget: bool, secrets: &Secrets) -> Result<Vec<
                     (Some(fix), ..) if !given.is_empty() => {
                         format!("invalid target {}: {fix}", quoted(text))
                     }
-                    (_, true, _) => format!(
-                        "{message} (a command target is one argument: quote it whole, as in \
-                         {})",
-                        quoted(&format!("{} {text}", texts[index - 1]))
-                    ),
+                    (_, true, _) => {
+                        let whole = format!("{} {text}", texts[index - 1]);
+                        command::secrets::learn(secrets, &whole);
+                        let shown = command::shown(&whole).unwrap_or_default();
+                        format!(
+                            "{message} (a command target is one argument: quote it whole, as \
+                             in {})",
+                            quoted(&shown)
+                        )
+                    }
                     (_, _, true) => format!("{message} ({})", cli::dashes::HINT),
                     _ => message,
                 }

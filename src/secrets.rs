@@ -15,8 +15,8 @@ use std::sync::{Arc, RwLock};
 
 use base64::Engine;
 
-pub use names::{looks_secret, malformed_header};
-pub use shapes::{hide_by_shape, redact_userinfo, secret_pieces_hidden};
+pub use names::{looks_secret, malformed_header, name_parts};
+pub use shapes::{hide_by_shape, query_secrets, redact_userinfo, secret_pieces_hidden, userinfos};
 
 /// A secret shorter than this (in bytes) is hidden only where it stands as a whole word: hiding
 /// every `pw` in every line would garble them and protect nothing a guess would not find.
@@ -66,7 +66,7 @@ impl fmt::Debug for Secrets {
 
 impl Secrets {
     /// The secrets of this invocation's arguments and `READYGATE_*` variables: the password
-    /// (or lone token) of every URL-shaped word in them. An argument is one unit, so a
+    /// (or lone token) of every URL-shaped word in them, and those of `exec:` commands. An argument is one unit, so a
     /// password holding white space (`--timeout 'http://u:p w@h'`) is known whole before any
     /// parser quotes it.
     pub fn of_invocation() -> Arc<Secrets> {
@@ -76,7 +76,9 @@ impl Secrets {
             .filter(|(name, _)| name.to_string_lossy().starts_with("READYGATE_"))
             .map(|(_, value)| value);
         for text in args.chain(variables) {
-            secrets.learn_urls(&text.to_string_lossy());
+            let text = text.to_string_lossy();
+            secrets.learn_urls(&text);
+            crate::kind::command::secrets::learn(&secrets, &text);
         }
         secrets
     }

@@ -12,6 +12,7 @@ mod group;
 mod last_line;
 pub mod program;
 mod run;
+pub mod secrets;
 pub mod words;
 
 use std::path::PathBuf;
@@ -40,6 +41,8 @@ pub struct CommandTarget {
     /// Where the program was found, before the first attempt (`None`: not looked up, as with
     /// `READYGATE_DISABLED`; then the spawn looks it up).
     pub path: Option<PathBuf>,
+    /// The words as written, each password hidden ([`secrets`]): how the target is shown.
+    pub shown: String,
 }
 
 /// The command of `text` if it is written as one: `exec:` (any case) and a command. `exec:5432`
@@ -60,7 +63,9 @@ pub fn parse(rest: &str) -> Result<Kind, String> {
                 .into(),
         );
     }
-    let mut words = words::split(rest)?.into_iter();
+    let written = words::split(rest)?;
+    let shown = secrets::shown_words(rest, &written);
+    let mut words = written.into_iter().map(|word| word.text);
     let program = words.next().unwrap_or_default();
     if program.is_empty() {
         return Err("the command's name is empty".into());
@@ -69,7 +74,15 @@ pub fn parse(rest: &str) -> Result<Kind, String> {
         program,
         args: words.collect(),
         path: None,
+        shown,
     }))
+}
+
+/// `text`, an `exec:` target, as it may be shown: each password hidden, also when it does
+/// not parse. `None` when `text` is no command.
+pub fn shown(text: &str) -> Option<String> {
+    let rest = written(text)?;
+    Some(format!("{}{}", &text[..PREFIX.len()], secrets::shown(rest)))
 }
 
 /// One attempt: run the command to its exit, within the attempt. Its process group is killed

@@ -15,7 +15,8 @@ pub use crate::secrets::redact_userinfo;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
     pub kind: Kind,
-    /// The target as the user wrote it, with any URL password replaced by `***`.
+    /// The target as the user wrote it, with any URL password (and a command's passwords)
+    /// replaced by `***`.
     display: String,
 }
 
@@ -30,13 +31,19 @@ impl Target {
     pub fn parse(text: &str) -> Result<Target, String> {
         let kind = parse_kind(text).map_err(|reason| {
             let reason = misreading(text).unwrap_or(reason);
+            let shown = super::command::shown(text).unwrap_or_else(|| redact_userinfo(text));
             format!(
                 "invalid target {}: {}",
-                quoted(&redact_userinfo(text)),
+                quoted(&shown),
                 crate::secrets::secret_pieces_hidden(text, &reason)
             )
         })?;
-        let display = redact_userinfo(text);
+        let display = match &kind {
+            Kind::Command(command) => {
+                format!("{}{}", &text[..super::command::PREFIX.len()], command.shown)
+            }
+            _ => redact_userinfo(text),
+        };
         Ok(Target { kind, display })
     }
 

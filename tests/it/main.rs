@@ -5,6 +5,7 @@ mod support;
 
 mod auto_mode;
 mod bad_input;
+mod command_secrets;
 mod command_target;
 mod containers;
 mod dns;
