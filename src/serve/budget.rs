@@ -5,6 +5,8 @@
 
 use std::io;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -13,14 +15,28 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 pub struct Budgeted<S> {
     inner: S,
     left: usize,
+    spent: Spent,
+}
+
+/// Whether a connection's budget ran out (a read was refused): kept by whoever counts why the
+/// connection closed, since the stream itself is the HTTP library's by then.
+#[derive(Clone, Default)]
+pub struct Spent(Arc<AtomicBool>);
+
+impl Spent {
+    /// Whether a read was refused for want of budget.
+    pub fn get(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
 impl<S> Budgeted<S> {
-    /// `inner`, allowed `budget` bytes read in all.
-    pub fn new(inner: S, budget: usize) -> Budgeted<S> {
+    /// `inner`, allowed `budget` bytes read in all; `spent` is told when they run out.
+    pub fn new(inner: S, budget: usize, spent: Spent) -> Budgeted<S> {
         Budgeted {
             inner,
             left: budget,
+            spent,
         }
     }
 }
@@ -32,6 +48,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for Budgeted<S> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         if self.left == 0 {
+            self.spent.0.store(true, Ordering::Relaxed);
             let spent = io::Error::new(io::ErrorKind::ConnectionAborted, "read budget spent");
             return Poll::Ready(Err(spent));
         }
@@ -76,7 +93,8 @@ mod tests {
     async fn reads_stop_at_the_budget() {
         let (mut client, server) = tokio::io::duplex(1 << 16);
         client.write_all(&[7u8; 1000]).await.unwrap();
-        let mut budgeted = Budgeted::new(server, 600);
+        let spent = Spent::default();
+        let mut budgeted = Budgeted::new(server, 600, spent.clone());
         let mut read = vec![0u8; 4096];
         let mut total = 0;
         loop {
@@ -89,5 +107,6 @@ mod tests {
             }
         }
         assert_eq!(total, 600);
+        assert!(spent.get());
     }
 }

@@ -1,6 +1,7 @@
 //! What `serve` counts, and `/metrics`, its Prometheus exposition: each target's and group's
 //! readiness as the last attempts left it, attempts by result and their durations, answers by
-//! code, connections refused at the cap. A scrape only reads these: it never starts an attempt.
+//! code, connections refused at the cap and those closed before they were done, by why. A scrape
+//! only reads these: it never starts an attempt.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -44,7 +45,30 @@ pub struct Counts {
     answers: Mutex<Vec<(Code, u64)>>,
     /// Connections closed at once at the cap (no room could be made for them).
     refused: AtomicU64,
+    /// Connections closed before they were done, by [`Eviction`] (its index in `EVICTIONS`).
+    evicted: [AtomicU64; EVICTIONS.len()],
 }
+
+/// Why serve closed a connection that held one of its places without being done with it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Eviction {
+    /// To make room at the cap for a newer connection.
+    Cap,
+    /// Its request head was not whole within the head timeout.
+    HeadTimeout,
+    /// It had lived its lifetime (`--attempt-timeout` and a linger).
+    Lifetime,
+    /// It sent more than a connection may (a flood of frames).
+    ReadBudget,
+}
+
+/// Every eviction, with its `reason` label, in the order they are exposed.
+const EVICTIONS: [(Eviction, &str); 4] = [
+    (Eviction::Cap, "cap"),
+    (Eviction::HeadTimeout, "head_timeout"),
+    (Eviction::Lifetime, "lifetime"),
+    (Eviction::ReadBudget, "read_budget"),
+];
 
 impl Counts {
     /// Counts one answer.
@@ -61,6 +85,13 @@ impl Counts {
     /// Counts one connection refused at the cap.
     pub fn refused(&self) {
         self.refused.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts one connection closed before it was done, for `why`.
+    pub fn evicted(&self, why: Eviction) {
+        if let Some(index) = EVICTIONS.iter().position(|(each, _)| *each == why) {
+            self.evicted[index].fetch_add(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -166,6 +197,19 @@ pub fn render(app: &App) -> String {
     );
     let refused = app.counts.refused.load(Ordering::Relaxed);
     out.sample("readygate_connections_refused_total", &[], refused);
+    out.family(
+        "readygate_connections_evicted_total",
+        Type::Counter,
+        "Connections closed before they were done, by reason (cap, head_timeout, lifetime, read_budget).",
+    );
+    for ((_, reason), count) in EVICTIONS.iter().zip(&app.counts.evicted) {
+        let count = count.load(Ordering::Relaxed);
+        out.sample(
+            "readygate_connections_evicted_total",
+            &[("reason", reason)],
+            count,
+        );
+    }
     out.into_text()
 }
 

@@ -32,6 +32,7 @@ use crate::process::signal::Terminations;
 use answer::App;
 use conns::{Conns, Entry};
 use fresh::Targets;
+use metrics::Eviction;
 pub use plan::ServePlan;
 
 /// Most connections open at once (the kubelet opens one per probe).
@@ -214,11 +215,18 @@ async fn connection(
             Some(http2) => http2,
             None => return,
         },
-        () = entry.evicted() => return,
-        () = tokio::time::sleep_until(head_by) => return,
+        () = entry.evicted() => {
+            app.counts.evicted(Eviction::Cap);
+            return;
+        }
+        () = tokio::time::sleep_until(head_by) => {
+            app.counts.evicted(Eviction::HeadTimeout);
+            return;
+        }
     };
     let entry = Arc::new(entry);
     let asked = entry.clone();
+    let counts = app.clone();
     let service = service_fn(move |request| {
         let (entry, app) = (asked.clone(), app.clone());
         entry.asking();
@@ -239,7 +247,8 @@ async fn connection(
             Ok::<_, Infallible>(response)
         }
     });
-    let io = TokioIo::new(budget::Budgeted::new(stream, READ_BUDGET));
+    let spent = budget::Spent::default();
+    let io = TokioIo::new(budget::Budgeted::new(stream, READ_BUDGET, spent.clone()));
     let served = async {
         match http2 {
             true => drop(builders.http2.serve_connection(io, service).await),
@@ -254,10 +263,13 @@ async fn connection(
         }
     };
     // Cancellation: dropping the connection closes it; an attempt it started runs on.
-    tokio::select! {
-        () = served => {}
-        () = entry.evicted() => {}
-        () = head_late => {}
-        () = tokio::time::sleep(lifetime) => {}
+    let evicted = tokio::select! {
+        () = served => spent.get().then_some(Eviction::ReadBudget),
+        () = entry.evicted() => Some(Eviction::Cap),
+        () = head_late => Some(Eviction::HeadTimeout),
+        () = tokio::time::sleep(lifetime) => Some(Eviction::Lifetime),
+    };
+    if let Some(why) = evicted {
+        counts.counts.evicted(why);
     }
 }

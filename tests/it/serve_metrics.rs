@@ -1,7 +1,7 @@
 //! `readygate serve`'s `/metrics`, read by prometheus_client's parser: each target's and
 //! group's readiness follows the attempts that requests make, attempts are counted by result
-//! and timed, answers counted by code, connections refused at the cap counted; labels are
-//! redacted as log lines are; and a scrape makes no attempt of its own.
+//! and timed, answers counted by code, connections refused at the cap and those evicted counted;
+//! labels are redacted as log lines are; and a scrape makes no attempt of its own.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::support::h2c::{self, H2c};
 use crate::support::http::{Answer as Scripted, HttpServer};
 use crate::support::scraped::Scrape;
 use crate::support::served::{ask, grpc_health, Served};
@@ -79,9 +80,17 @@ fn metrics_follow_the_targets_and_a_scrape_attempts_nothing() {
             ("readygate_attempt_duration_seconds", "histogram"),
             ("readygate_answers", "counter"),
             ("readygate_connections_refused", "counter"),
+            ("readygate_connections_evicted", "counter"),
         ]
     );
     assert!(first.families.iter().all(|f| !f.help.is_empty()));
+    for reason in REASONS {
+        let labels = [("reason", reason)];
+        assert_eq!(
+            first.get("readygate_connections_evicted_total", &labels),
+            0.0
+        );
+    }
     for target in [shown.as_str(), tcp.as_str()] {
         for result in ["ready", "not_ready"] {
             let labels = [("result", result), ("target", target)];
@@ -254,4 +263,64 @@ fn refused_at_once(addr: SocketAddr) -> bool {
     let mut answer = Vec::new();
     let _ = stream.read_to_end(&mut answer);
     answer.is_empty()
+}
+
+/// The reasons a connection is evicted for (docs/cli.md).
+const REASONS: [&str; 4] = ["cap", "head_timeout", "lifetime", "read_budget"];
+
+/// Whether serve closed `stream` within `wait` (what it sends is read and dropped).
+fn closed_within(stream: &mut TcpStream, wait: Duration) -> bool {
+    stream.set_read_timeout(Some(wait)).unwrap();
+    let mut sink = [0u8; 4096];
+    let started = Instant::now();
+    while started.elapsed() < wait {
+        match stream.read(&mut sink) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return false,
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return false,
+            Err(_) => return true,
+        }
+    }
+    false
+}
+
+#[test]
+fn evictions_are_counted_by_reason() {
+    let target = TcpListener::bind("127.0.0.1:0").unwrap();
+    let ready = format!("tcp://{}", target.local_addr().unwrap());
+    // Connections live 6 s: the attempt timeout and a 5 s linger.
+    let served = Served::start(&["--attempt-timeout", "1s", &ready]);
+    let limit = Duration::from_secs(15);
+    // The cap full of connections that say nothing, and one more: the oldest makes room.
+    let mut silent: Vec<TcpStream> = (0..=CAP)
+        .map(|_| TcpStream::connect(served.addr).unwrap())
+        .collect();
+    assert!(closed_within(&mut silent[0], limit), "the oldest is open");
+    // The others, the newest too, are closed when their 2 s for a head are up.
+    for (n, stream) in silent.iter_mut().enumerate().skip(1) {
+        assert!(closed_within(stream, limit), "connection {n} is open");
+    }
+    // One connection asks once and then idles until its life is up; another floods frames
+    // until it has sent all a connection may.
+    let mut idle = H2c::connect(served.addr).unwrap();
+    assert!(idle.check_serving(limit));
+    let mut flood = H2c::connect(served.addr).unwrap();
+    assert!(flood.check_serving(limit));
+    let pings: Vec<u8> = (0..10_000)
+        .flat_map(|_| h2c::frame(h2c::PING, 0, 0, &[0u8; 8]))
+        .collect();
+    let _ = flood.send(&pings);
+    assert!(closed_within(&mut flood.stream, limit), "the flood goes on");
+    assert!(
+        closed_within(&mut idle.stream, limit),
+        "the idle one is open"
+    );
+    let scraped = scrape(&served);
+    let counts: Vec<f64> = REASONS
+        .iter()
+        .map(|reason| scraped.get("readygate_connections_evicted_total", &[("reason", reason)]))
+        .collect();
+    assert_eq!(counts, [1.0, CAP as f64, 1.0, 1.0], "{REASONS:?}");
+    assert_eq!(scraped.get("readygate_connections_refused_total", &[]), 0.0);
 }
