@@ -9,6 +9,7 @@ leaves this machine). examples/ is checked for the first two (the test suite run
 lines). Usage: check-deploy.py READYGATE WORK OVERLAY...
 """
 
+import base64
 import os
 import signal
 import subprocess
@@ -410,30 +411,58 @@ def monitors(overlay, docs, serve_ports):
                 fail(overlay, f"{where}: port {endpoint.get('port')} is not a port readygate serve's manifests name ({sorted(serve_ports)})")
 
 
-def webhook_monitor(docs):
-    """The webhook install with components/webhook-monitoring: its ServiceMonitor selects the
-    webhook's Service by its labels, scrapes a port the Service names, trusts the Secret the
-    Certificate fills and checks a name the certificate holds."""
+def webhook_monitor(name, docs, labels=None):
+    """A webhook install with its ServiceMonitor (components/webhook-monitoring, the chart's
+    metrics.serviceMonitor): it selects the webhook's Service by its labels in its namespace,
+    scrapes a port the Service names over HTTPS, checks the name the API server checks (which
+    the certificate holds), and trusts the CA the webhook's caBundle holds: the Secret the
+    Certificate fills, the Secret Helm generated, or a ConfigMap holding certificate.caBundle.
+    `labels`: what its own labels must hold (those the chart was given)."""
     by_kind = {}
     for doc in docs:
         by_kind.setdefault(doc["kind"], []).append(doc)
     found = by_kind.get("ServiceMonitor", [])
-    monitors("webhook-monitoring", found, set())
-    service, certificate = by_kind["Service"][0], by_kind["Certificate"][0]
+    monitors(name, found, set())
+    service = by_kind["Service"][0]
+    certificate = (by_kind.get("Certificate") or [None])[0]
+    hook = by_kind["MutatingWebhookConfiguration"][0]["webhooks"][0]["clientConfig"]
+    namespace = service["metadata"]["namespace"]
+    checked = f"{service['metadata']['name']}.{namespace}.svc"
+    named = lambda kind, name: next((d for d in by_kind.get(kind, []) if d["metadata"]["name"] == name), None)
     for monitor in found:
-        where = f"webhook-monitoring: ServiceMonitor {monitor['metadata']['name']}"
-        wanted = monitor["spec"]["selector"].get("matchLabels", {})
-        labels = service["metadata"].get("labels", {})
-        if not wanted or any(labels.get(k) != v for k, v in wanted.items()):
-            fail(where, f"selects {wanted}, not the Service's labels {labels}")
-        for endpoint in monitor["spec"]["endpoints"]:
+        where = f"{name}: ServiceMonitor {monitor['metadata']['name']}"
+        spec = monitor["spec"]
+        wanted = spec["selector"].get("matchLabels", {})
+        service_labels = service["metadata"].get("labels", {})
+        if not wanted or any(service_labels.get(k) != v for k, v in wanted.items()):
+            fail(where, f"selects {wanted}, not the Service's labels {service_labels}")
+        namespaces = spec.get("namespaceSelector", {}).get("matchNames", [namespace])
+        if monitor["metadata"].get("namespace", namespace) != namespace or namespaces != [namespace]:
+            fail(where, f"looks in {namespaces}, not the Service's namespace {namespace}")
+        for key, value in (labels or {}).items():
+            if monitor["metadata"].get("labels", {}).get(key) != value:
+                fail(where, f"lacks the label {key}: {value}")
+        for endpoint in spec["endpoints"]:
             if endpoint.get("port") not in {p.get("name") for p in service["spec"]["ports"]}:
                 fail(where, f"port {endpoint.get('port')} is no port of Service {service['metadata']['name']}")
             tls = endpoint.get("tlsConfig", {})
-            if endpoint.get("scheme") != "https" or tls.get("serverName") not in certificate["spec"]["dnsNames"]:
-                fail(where, f"not https to a name the certificate holds ({certificate['spec']['dnsNames']})")
-            if tls.get("ca", {}).get("secret", {}).get("name") != certificate["spec"]["secretName"]:
-                fail(where, f"trusts {tls.get('ca')}, not the Secret {certificate['spec']['secretName']}")
+            if endpoint.get("scheme") != "https" or tls.get("serverName") != checked:
+                fail(where, f"not https to {checked}, the name the API server checks")
+            if certificate and checked not in certificate["spec"]["dnsNames"]:
+                fail(where, f"{checked} is not a name the certificate holds ({certificate['spec']['dnsNames']})")
+            ca = tls.get("ca", {})
+            if certificate:
+                if ca.get("secret", {}).get("name") != certificate["spec"]["secretName"] or ca["secret"].get("key") != "ca.crt":
+                    fail(where, f"trusts {ca}, not ca.crt of the Secret {certificate['spec']['secretName']}")
+            elif "secret" in ca:
+                secret = named("Secret", ca["secret"]["name"])
+                if not secret or secret.get("data", {}).get(ca["secret"].get("key")) != hook.get("caBundle"):
+                    fail(where, f"trusts {ca}, which holds not the webhook's caBundle")
+            else:
+                ref = ca.get("configMap", {})
+                held = (named("ConfigMap", ref.get("name")) or {}).get("data", {}).get(ref.get("key"))
+                if held is None or held.encode() != base64.b64decode(hook.get("caBundle", "")):
+                    fail(where, f"trusts {ca}, which holds not the webhook's caBundle")
 
 
 def main():
@@ -472,8 +501,14 @@ def main():
     webhook_installs(readygate, work)
     monitoring = load(f"{work}/monitoring.yaml")
     monitors("monitoring", monitoring, port_names(load(f"{work}/examples.yaml")))
-    webhook_monitor(load(f"{work}/webhook-monitoring.yaml"))
-    print("deploy: monitoring: rendered, its monitors checked against the operator's fields")
+    webhook_monitor("webhook-monitoring", load(f"{work}/webhook-monitoring.yaml"))
+    if any(d["kind"] == "ServiceMonitor" for d in load(f"{work}/webhook/helm.yaml")):
+        fail("webhook helm", "renders a ServiceMonitor with metrics.serviceMonitor.enabled=false")
+    for render in ("helm-monitor", "helm-monitor-helm", "helm-monitor-secret"):
+        docs = load(f"{work}/webhook/{render}.yaml")
+        validate(f"webhook {render}", [d for d in docs if d["kind"] not in CERT_MANAGER + ("ServiceMonitor",)])
+        webhook_monitor(f"webhook {render}", docs, {"release": "prometheus"})
+    print("deploy: monitoring: rendered (kustomize; the chart off, and on with each certificate source), its monitors checked against the operator's fields")
     for failure in failures:
         print(f"deploy: FAILED: {failure}", file=sys.stderr)
     sys.exit(1 if failures else 0)

@@ -8,7 +8,8 @@
 # (deploy/overlays/webhook, with and without its auto-mode component) and its Helm chart
 # (deploy/helm/readygate-webhook: helm lint, then helm template with each certificate source
 # and mode; Helm 4 built from the Go module proxy) are rendered and held to the same schemas
-# and to what the webhook must be (check-deploy.py: check_webhook).
+# and to what the webhook must be (check-deploy.py: check_webhook); the chart's ServiceMonitor,
+# off by default, is rendered with each certificate source and checked as the component's is.
 # Usage: scripts/check-deploy.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -108,8 +109,16 @@ template --values "$work/webhook/auto-values.yaml" --kube-version 1.28.0 \
 template --set certificate.source=secret --set certificate.secretName=webhook-tls \
   --set certificate.caBundle="$(printf 'ca' | base64)" --set webhook.failurePolicy=Fail \
   >"$work/webhook/helm-secret.yaml"
+# The chart's ServiceMonitor (metrics.serviceMonitor.enabled; off above): with each certificate
+# source, since each puts the CA the scrape trusts somewhere else.
+monitor=(--set metrics.serviceMonitor.enabled=true --set metrics.serviceMonitor.labels.release=prometheus)
+template "${monitor[@]}" >"$work/webhook/helm-monitor.yaml"
+template "${monitor[@]}" --set certificate.source=helm >"$work/webhook/helm-monitor-helm.yaml"
+template "${monitor[@]}" --set certificate.source=secret --set certificate.secretName=webhook-tls \
+  --set certificate.caBundle="$(printf 'ca' | base64)" >"$work/webhook/helm-monitor-secret.yaml"
 # Values the chart must refuse, each with its reason.
-for bad in "mode=auto" "certificate.source=secret" "certificate.source=vault" "mode=sometimes"; do
+for bad in "mode=auto" "certificate.source=secret" "certificate.source=vault" "mode=sometimes" \
+  "metrics.serviceMonitor.interval=soon" "metrics.serviceMonitor.enable=true"; do
   if template --set "$bad" >/dev/null 2>"$work/webhook/refused"; then
     echo "deploy: FAILED: helm template accepted --set $bad" >&2
     exit 1
