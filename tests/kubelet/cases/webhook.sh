@@ -3,8 +3,10 @@
 # readygate.dev/inject=enabled), its clientConfig a url on 127.0.0.1 and a CA the case made.
 # admission: tests/kubelet/manifests/depends-on.yaml created as it is comes out mutated in the
 # labelled namespace, and its containers start in order (the sidecar's startupProbe, then the
-# gate, which holds the app until the database listens); in a namespace without the label an
-# annotated pod is stored untouched and the webhook is never asked. down: with the webhook
+# gate, which holds the app until the database listens); the API server's second call (the
+# reinvocation) is answered `unchanged`, so readygate's containers keep the service account's
+# mount it added in between; in a namespace without the label an annotated pod is stored
+# untouched and the webhook is never asked. down: with the webhook
 # stopped (SIGSTOP: it accepts connections and never answers) a pod is admitted unmutated after
 # the registration's timeout; with it gone (connection refused), at once.
 # host ports: 7301 7302
@@ -49,7 +51,7 @@ timed_create() {
 }
 
 webhook_admission() {
-  local ns="$1" tls="$CASE_DIR/tls" plain stored image
+  local ns="$1" tls="$CASE_DIR/tls" plain stored image verdicts
   plain="$(echo "$ns-plain" | cut -c1-63)"
   webhook_certs "$tls"
   start_webhook "$tls"
@@ -68,6 +70,17 @@ webhook_admission() {
   [[ "$stored" == "readygate-install proxy readygate-wait app" ]] ||
     fail "the admitted pod's containers are '$stored', not readygate-install proxy readygate-wait app"
   wait_line "$tls/webhook.log" "$WEBHOOK_PID" "mutated $ns/shop" >/dev/null
+  # The reinvocation (reinvocationPolicy IfNeeded): the API server asks again once its own
+  # plugins changed the injected pod, the ServiceAccount plugin having mounted its token into
+  # readygate's containers too. The second answer is no patch: that mount stays in every one.
+  wait_line "$tls/webhook.log" "$WEBHOOK_PID" "unchanged $ns/shop" >/dev/null
+  verdicts="$(grep -oE "(mutated|unchanged|skipped|refused) $ns/shop\b" "$tls/webhook.log" | cut -d' ' -f1 | paste -sd' ')"
+  [[ "$verdicts" == "mutated unchanged" ]] ||
+    fail "the webhook's verdicts on $ns/shop are '$verdicts', not 'mutated unchanged'"
+  pod_json "$ns" shop | jq -e '[(.spec.initContainers + .spec.containers)[] |
+    any(.volumeMounts // [] | .[]; .name | startswith("kube-api-access-"))] | all' >/dev/null ||
+    fail "a container of the admitted pod lacks the service account's mount: $(pod_json "$ns" shop |
+      jq -c '[(.spec.initContainers + .spec.containers)[] | {(.name): [(.volumeMounts // [])[].name]}]')"
 
   # Without the opt-in label: stored as created, and no review reached the webhook.
   create_pod "$plain" "$(webhook_gated_pod plain)"
@@ -77,7 +90,7 @@ webhook_admission() {
   ! grep -q "$plain/" "$tls/webhook.log" || fail "the webhook was asked about $plain: $(grep "$plain/" "$tls/webhook.log")"
 
   shop_runs_in_order "$ns" 7301
-  echo "mutated in the labelled namespace (install, sidecar, gate, app), untouched and never reviewed without the label; sidecar probed, gate held the app until the database listened, Ready"
+  echo "mutated in the labelled namespace (install, sidecar, gate, app), unchanged at the reinvocation (service account's mount kept), untouched and never reviewed without the label; sidecar probed, gate held the app until the database listened, Ready"
 }
 
 webhook_down() {
