@@ -358,6 +358,7 @@ def main():
     r["remote_detect"] = detection(args, "db")
     r["local_detect"] = detection(args, "127.0.0.1")
     r["load"] = load(args)
+    r["machine"] += f", {os.getloadavg()[0]:.2f} at the end"
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(r, indent=1))

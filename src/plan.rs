@@ -13,8 +13,7 @@ use crate::kind::command;
 use crate::kind::http::HttpTarget;
 use crate::kind::target::{self, Target};
 use crate::kind::uses::Partial;
-use crate::kind::Kind;
-use crate::kind::{HttpMethod, Options, Redirects};
+use crate::kind::{HttpMethod, Kind, Options, Reach, Redirects};
 use crate::log::{LogFormat, LogSettings};
 use crate::process::sidecar::{Legacy, Native, OnNative, Side};
 use crate::process::signal::Terminations;
@@ -36,14 +35,32 @@ pub const LOCAL: Schedule = Schedule {
     first: Duration::from_millis(10),
     max: Duration::from_millis(100),
     growth: (2, 1),
+    steady: 0,
 };
-/// The schedule of any other target: quick at first, then under one attempt a second for a
-/// dependency that stays down (docs/performance.md, "Load on the cluster").
+/// The schedule of a peer over the network: every 100 ms or less for its first 15 retries (about
+/// 1.1 s), so that one coming up then is seen within ~40 ms, then growing to under one attempt a
+/// second for a dependency that stays down. More steady retries would cost a waiting pod more
+/// CPU than its goal allows (docs/performance.md, "Load on the cluster").
 pub const REMOTE: Schedule = Schedule {
     label: "remote",
     first: Duration::from_millis(100),
     max: Duration::from_secs(5),
     growth: (13, 10),
+    steady: 15,
+};
+/// The schedule of a `k8s://` target: the remote one with no steady start, as a watch sees
+/// readiness at once and its retries ask the API server every pod shares.
+pub const API_SERVER: Schedule = Schedule {
+    label: "api server",
+    steady: 0,
+    ..REMOTE
+};
+/// The schedule of an `exec:` target: the remote one with no steady start, as each attempt
+/// costs a process.
+pub const COMMAND: Schedule = Schedule {
+    label: "command",
+    steady: 0,
+    ..REMOTE
 };
 
 /// The file the kubelet bind-mounts into every container for its termination message.
@@ -577,11 +594,12 @@ fn explicit_schedule(pacing: &PacingArgs) -> Option<Schedule> {
         first,
         max: pacing.max_interval.unwrap_or(LOCAL.max.max(first)),
         growth: (2, 1),
+        steady: 0,
     })
 }
 
 /// How a run spaces its targets' attempts: as `--interval`/`--max-interval` say, else by
-/// where each target is.
+/// how each target is reached.
 #[derive(Debug, Clone, Copy)]
 pub struct Spacing {
     /// The schedule of every target, when `--interval`/`--max-interval` set one.
@@ -593,17 +611,18 @@ pub struct Spacing {
 impl Spacing {
     /// The schedule of `target`'s attempts.
     pub fn of(&self, target: &Target) -> Schedule {
-        let by_place = || schedule(target.is_local(self.through_socket));
-        self.given.unwrap_or_else(by_place)
+        let by_reach = || schedule(target.reach(self.through_socket));
+        self.given.unwrap_or_else(by_reach)
     }
 }
 
-/// The schedule of a target by where it is, unless `--interval`/`--max-interval` set one.
-pub fn schedule(local: bool) -> Schedule {
-    if local {
-        LOCAL
-    } else {
-        REMOTE
+/// The schedule of a target by how it is reached, unless `--interval`/`--max-interval` set one.
+pub fn schedule(reach: Reach) -> Schedule {
+    match reach {
+        Reach::Local => LOCAL,
+        Reach::Network => REMOTE,
+        Reach::ApiServer => API_SERVER,
+        Reach::Command => COMMAND,
     }
 }
 

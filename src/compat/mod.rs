@@ -13,7 +13,7 @@ use tokio::runtime::Runtime;
 
 use crate::engine::{self, Condition, Policy, Schedule};
 use crate::error::Failure;
-use crate::kind::{Check, CheckWatch};
+use crate::kind::{Check, CheckWatch, Reach};
 use crate::net::endpoint::Endpoint;
 use crate::net::resolve::Resolver;
 use crate::net::transport::connect_tcp;
@@ -146,12 +146,12 @@ async fn wait(
         invert: false,
         max_attempts: None,
     };
-    let local = match &gate {
-        Gate::Check(check) => check.target.is_local(false),
-        Gate::Port(endpoint, _) => endpoint.host.is_local(),
-        Gate::Never(_) => false,
+    let reach = match &gate {
+        Gate::Check(check) => check.target.reach(false),
+        Gate::Port(endpoint, _) if endpoint.host.is_local() => Reach::Local,
+        Gate::Port(..) | Gate::Never(_) => Reach::Network,
     };
-    let schedule = crate::plan::schedule(local);
+    let schedule = crate::plan::schedule(reach);
     let entries = vec![engine::Entry {
         condition: gate,
         name,

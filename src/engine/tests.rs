@@ -152,14 +152,23 @@ const LOCAL: Schedule = Schedule {
     first: Duration::from_millis(10),
     max: Duration::from_millis(100),
     growth: (2, 1),
+    steady: 0,
 };
 
-/// The plan's schedule for remote targets (the engine itself knows no plan).
+/// The plan's schedule for network peers (the engine itself knows no plan).
 const REMOTE: Schedule = Schedule {
     label: "remote",
     first: Duration::from_millis(100),
     max: Duration::from_secs(5),
     growth: (13, 10),
+    steady: 15,
+};
+
+/// The plan's schedule for the API server and commands: the remote one with no steady start.
+const GENTLE: Schedule = Schedule {
+    label: "api server",
+    steady: 0,
+    ..REMOTE
 };
 
 /// Spaced `every` apart, without growth.
@@ -490,21 +499,48 @@ async fn the_remote_schedule_backs_off_and_the_local_one_keeps_polling() {
         times.iter().filter(|t| window.contains(t)).count() as f64 / f64::from(to - from)
     };
     for _ in 0..20 {
-        let remote = down();
-        go(&[&remote], REMOTE, &within(60 * S)).await;
-        let remote = remote.times();
-        let first_second = remote.iter().filter(|t| **t < S).count();
-        assert!((4..=12).contains(&first_second), "{remote:?}");
-        assert!(rate(&remote, 5, 30) <= 1.0, "{remote:?}");
-        assert!(rate(&remote, 30, 60) <= 0.5, "{remote:?}");
-        // Never slower than its cap: the next attempt comes within 5 s.
-        assert!(remote.windows(2).all(|w| w[1] - w[0] <= 5 * S));
+        // Network peers: every 50–100 ms through the steady retries (the 15th by 1.5 s), then
+        // backing off as the API server's and commands' schedule does from the first.
+        for (schedule, first_seconds, expected) in [(REMOTE, 2, 18..=23), (GENTLE, 1, 4..=12)] {
+            let remote = down();
+            go(&[&remote], schedule, &within(60 * S)).await;
+            let remote = remote.times();
+            let early = remote.iter().filter(|t| **t < first_seconds * S).count();
+            assert!(expected.contains(&early), "{}: {remote:?}", schedule.label);
+            assert!(rate(&remote, 5, 30) <= 1.0, "{remote:?}");
+            assert!(rate(&remote, 30, 60) <= 0.5, "{remote:?}");
+            // Never slower than its cap: the next attempt comes within 5 s.
+            assert!(remote.windows(2).all(|w| w[1] - w[0] <= 5 * S));
+        }
         let local = down();
         go(&[&local], LOCAL, &within(10 * S)).await;
         let local = local.times();
         assert!(rate(&local, 1, 10) >= 10.0, "{} attempts", local.len());
         assert!(local.windows(2).all(|w| w[1] - w[0] <= 100 * MS));
     }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_network_peer_up_in_the_steady_retries_is_seen_within_one_first_delay() {
+    // Up at 0.7 s: the 15 steady retries last at least 0.75 s, so one is at most 100 ms away.
+    // Without them the base has grown to 0.2–0.3 s by then.
+    let (mut quick, mut slow) = (Duration::ZERO, Duration::ZERO);
+    for _ in 0..20 {
+        for (schedule, total) in [(REMOTE, &mut quick), (GENTLE, &mut slow)] {
+            let up = up_from(700);
+            let (ended, took) = go(&[&up], schedule, &defaults()).await;
+            assert_eq!(ended, "met: ready after connection refused");
+            let seen = took - 700 * MS;
+            if schedule.steady > 0 {
+                assert!(seen <= 100 * MS, "seen {seen:?} after: {:?}", up.times());
+            }
+            *total += seen;
+        }
+    }
+    // Means of ~40 ms and ~130 ms (of twenty runs: at most 61 ms and at least 71 ms in 5,000
+    // simulated).
+    assert!(quick / 20 <= 65 * MS, "mean {:?}", quick / 20);
+    assert!(slow / 20 >= 67 * MS, "mean {:?}", slow / 20);
 }
 
 #[tokio::test(start_paused = true)]

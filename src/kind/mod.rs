@@ -2,11 +2,11 @@
 //! options and implements the engine's [`Condition`] by delegating to the kind's module.
 //!
 //! A new kind is a module with its target type, a `parse` from its URL (a row of [`SCHEMES`]),
-//! its locality, and `async fn check(...) -> Result<(), Failure>`, one attempt that never
-//! retries: the engine bounds and repeats it. A reason is its words (`Failure::from`); only
-//! `Failure::Connect`, which the report shortens, keeps its parts, and `Failure::Never` marks a
-//! target that can fail for good. `exec:` ([`command`]) is the one target that is no URL: the
-//! target parser reads its prefix before any scheme.
+//! its [`Reach`] (an arm of `Kind::reach`), and `async fn check(...) -> Result<(), Failure>`,
+//! one attempt that never retries: the engine bounds and repeats it. A reason is its words
+//! (`Failure::from`); only `Failure::Connect`, which the report shortens, keeps its parts, and
+//! `Failure::Never` marks a target that can fail for good. `exec:` ([`command`]) is the one
+//! target that is no URL: the target parser reads its prefix before any scheme.
 
 mod amqp;
 pub mod command;
@@ -115,26 +115,40 @@ const SCHEMES: &[(&str, Parse, bool)] = &[
     ("dns", dns::parse, true),
 ];
 
+/// How a target's attempts reach it, which is what one costs: the plan gives each its schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// On this machine (a file, a Unix socket, a loopback host): an attempt costs microseconds.
+    Local,
+    /// A peer over the network: an attempt is one connect (DNS answers are cached by TTL).
+    Network,
+    /// `k8s://`: watched, so readiness is seen at once; a retry asks the API server every pod
+    /// shares (a new watch, a GET).
+    ApiServer,
+    /// `exec:`: each attempt starts a process, and most ask a server elsewhere.
+    Command,
+}
+
 impl Kind {
-    /// Whether the target is on this machine (see [`Target::is_local`]).
-    fn is_local(&self, unix_socket: bool) -> bool {
+    /// How the target is reached (see [`Target::reach`]).
+    fn reach(&self, unix_socket: bool) -> Reach {
+        let by_host = |local: bool| if local { Reach::Local } else { Reach::Network };
         match self {
-            Kind::File(_) | Kind::Unix(_) => true,
-            Kind::Http(target) => target.is_local(unix_socket),
-            Kind::Grpc(target) => target.is_local(unix_socket),
+            Kind::File(_) | Kind::Unix(_) => Reach::Local,
+            Kind::Http(target) => by_host(target.is_local(unix_socket)),
+            Kind::Grpc(target) => by_host(target.is_local(unix_socket)),
             Kind::Tcp(endpoint)
             | Kind::Mysql(endpoint)
             | Kind::Memcached(endpoint)
             | Kind::Nats(endpoint)
-            | Kind::Zookeeper(endpoint) => endpoint.host.is_local(),
-            Kind::Postgres(target) => target.endpoint.host.is_local(),
-            Kind::Redis(target) => target.endpoint.host.is_local(),
-            Kind::Amqp(target) => target.endpoint.host.is_local(),
-            Kind::Kafka(target) => target.endpoint.host.is_local(),
-            Kind::Dns(name) => dns::is_local(name),
-            // The API server is someone else's; a command costs a process, and most ask a
-            // server elsewhere.
-            Kind::K8s(_) | Kind::Command(_) => false,
+            | Kind::Zookeeper(endpoint) => by_host(endpoint.host.is_local()),
+            Kind::Postgres(target) => by_host(target.endpoint.host.is_local()),
+            Kind::Redis(target) => by_host(target.endpoint.host.is_local()),
+            Kind::Amqp(target) => by_host(target.endpoint.host.is_local()),
+            Kind::Kafka(target) => by_host(target.endpoint.host.is_local()),
+            Kind::Dns(name) => by_host(dns::is_local(name)),
+            Kind::K8s(_) => Reach::ApiServer,
+            Kind::Command(_) => Reach::Command,
         }
     }
 }

@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use super::url_parts::TargetUrl;
-use super::{Kind, SCHEMES};
+use super::{Kind, Reach, SCHEMES};
 use crate::text::quoted;
 
 pub use crate::secrets::redact_userinfo;
@@ -47,11 +47,17 @@ impl Target {
         Ok(Target { kind, display })
     }
 
-    /// Local: a file, a Unix socket, anything sent through `--unix-socket` (`unix_socket`), or
-    /// a local host; it is polled fast (a loopback connect costs microseconds), any other
-    /// gently (it is someone else's server, and DNS is the cluster's).
+    /// How its attempts reach it. Local: a file, a Unix socket, anything sent through
+    /// `--unix-socket` (`unix_socket`), or a local host; it is polled fast (a loopback connect
+    /// costs microseconds), any other gently (it is someone else's server, and DNS is the
+    /// cluster's), and `k8s://` and `exec:` more gently still at first.
+    pub fn reach(&self, unix_socket: bool) -> Reach {
+        self.kind.reach(unix_socket)
+    }
+
+    /// Whether the target is on this machine (see [`Target::reach`]).
     pub fn is_local(&self, unix_socket: bool) -> bool {
-        self.kind.is_local(unix_socket)
+        self.reach(unix_socket) == Reach::Local
     }
 }
 
@@ -396,5 +402,28 @@ pub(super) mod tests {
         assert!(!Target::parse("tcp://web.default.svc:80")
             .unwrap()
             .is_local(true));
+    }
+
+    #[test]
+    fn the_api_server_and_commands_are_reached_apart_from_network_peers() {
+        for (text, reach) in [
+            ("tcp://db:5432", Reach::Network),
+            ("https://web.default.svc/ready", Reach::Network),
+            ("grpcs://api:443", Reach::Network),
+            ("postgres://db/app", Reach::Network),
+            ("kafka://broker:9092", Reach::Network),
+            ("dns://db.default.svc", Reach::Network),
+            ("k8s://job/migrate", Reach::ApiServer),
+            ("k8s://pods?selector=app=web", Reach::ApiServer),
+            ("exec:pg_isready -h db", Reach::Command),
+            ("localhost:5432", Reach::Local),
+        ] {
+            let target = Target::parse(text).unwrap();
+            // Through --unix-socket too: only HTTP(S) and gRPC requests take it.
+            assert_eq!(target.reach(false), reach, "{text}");
+            if !matches!(target.kind, Kind::Http(_) | Kind::Grpc(_)) {
+                assert_eq!(target.reach(true), reach, "{text} through a socket");
+            }
+        }
     }
 }

@@ -14,8 +14,9 @@ use crate::support::TempDir;
 
 const TOKEN: &str = "eyJhbGciOiJSUzI1NiJ9.c2VjcmV0LXRva2Vu.c2lnbmF0dXJl";
 
-/// The most requests polling on the remote schedule (from 100 ms, 30% more per miss, up to
-/// 5 s, each delay ½–1× that) can send within `window`: every delay at its shortest.
+/// The most requests polling on the API server's schedule (from 100 ms, 30% more per miss, up
+/// to 5 s, each delay ½–1× that; no steady start) can send within `window`: every delay at its
+/// shortest.
 fn polling_most(window: Duration) -> usize {
     let (mut base, mut spent, mut requests) = (Duration::from_millis(100), Duration::ZERO, 1);
     loop {

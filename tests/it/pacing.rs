@@ -1,12 +1,15 @@
-//! How often readygate knocks: local targets fast, remote ones gently, and a server's
-//! `Retry-After` honoured, never past the deadline.
+//! How often readygate knocks: local targets fast, remote ones quickly for a second then
+//! gently, and a server's `Retry-After` honoured, never past the deadline.
 
 use std::net::Ipv4Addr;
 use std::time::{Duration, SystemTime};
 
+use serde_json::Value;
+
 use crate::support::closed_addr;
 use crate::support::dns::{Responder, Zone};
 use crate::support::http::{Answer, HttpServer};
+use crate::support::kube::ApiServer;
 use crate::support::pod::Pod;
 use crate::support::readygate;
 use crate::support::run::{finish, RunExt};
@@ -14,6 +17,35 @@ use crate::support::run::{finish, RunExt};
 /// Attempts a `-v` run made, from its log.
 fn attempts(stderr: &str) -> usize {
     stderr.matches(": attempt ").count()
+}
+
+/// The retries a network peer's schedule holds on its first base before the base grows; the
+/// API server's and commands' hold none.
+const STEADY: usize = 15;
+
+/// The bases of the remote schedules' retry delays, in order: 100 ms for the first `steady`
+/// retries, then 30% more per miss, up to 5 s (each delay is drawn from ½–1× its base).
+fn remote_bases(steady: usize) -> impl Iterator<Item = Duration> {
+    let mut base = Duration::from_millis(100);
+    (1..).map(move |retry| {
+        let this = base;
+        if retry >= steady {
+            base = (base * 13 / 10).min(Duration::from_secs(5));
+        }
+        this
+    })
+}
+
+/// The most attempts a remote schedule can make within `window` (the first at 0): every
+/// delay at its shortest.
+fn remote_most(window: Duration, steady: usize) -> usize {
+    let mut spent = Duration::ZERO;
+    1 + remote_bases(steady)
+        .take_while(|base| {
+            spent += *base / 2;
+            spent <= window
+        })
+        .count()
 }
 
 #[test]
@@ -97,7 +129,7 @@ fn v_names_the_schedule_each_target_uses() {
 }
 
 #[test]
-fn a_remote_name_is_polled_gently_and_localhost_fast() {
+fn a_remote_name_is_polled_quickly_at_first_then_gently_and_localhost_fast() {
     let pod = Pod::new("127.0.0.1 localhost\n::1 localhost\n");
     let name = "db.default.svc.cluster.local";
     let dns = Responder::start(
@@ -110,16 +142,55 @@ fn a_remote_name_is_polled_gently_and_localhost_fast() {
             silent: false,
         },
     );
+    let window = Duration::from_secs(4);
     let remote = pod
-        .readygate(["wait", "-v", "-t", "3s", "tcp://db:80"])
+        .readygate([
+            "wait",
+            "-v",
+            "--log-format",
+            "json",
+            "-t",
+            "4s",
+            "tcp://db:80",
+        ])
         .outcome();
     remote
         .expect_code(1)
-        .expect_stderr("tcp://db:80: remote schedule: retries from 100ms, ×1.3 per miss, up to 5s")
+        .expect_stderr(
+            "tcp://db:80: remote schedule: retries from 100ms (the first 15 times), then ×1.3 \
+             per miss, up to 5s, each delay ½–1× that",
+        )
         .expect_stderr("connection refused to 127.0.0.2:80");
-    // About seven in the first second, then further apart; the local schedule makes ~40.
-    let made = attempts(&remote.stderr);
-    assert!((5..=16).contains(&made), "{made} attempts: {remote:#?}");
+    let lines: Vec<Value> = (remote.stderr.lines())
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    let at: Vec<u64> = (lines.iter())
+        .filter(|line| line["event"] == "attempt")
+        .filter_map(|line| line["elapsed_ms"].as_u64())
+        .collect();
+    let gaps: Vec<u64> = at.windows(2).map(|w| w[1] - w[0]).collect();
+    // Quick at first: the steady retries, each ≤ 100 ms, take at most 1.5 s of the 4 (with no
+    // steady phase there would be at most 13 attempts in all), and most come on time even on
+    // a loaded machine.
+    assert!(at.len() > STEADY, "{} attempts: {remote:#?}", at.len());
+    let mut steady: Vec<u64> = gaps[..STEADY].to_vec();
+    steady.sort();
+    assert!(steady[STEADY / 2] <= 110, "steady gaps (ms) {steady:?}");
+    // Then gently: no sooner than the schedule allows (a timer never fires early; 10 ms for
+    // how long a refused connect and its log line take), and no more attempts in all.
+    for (gap, base) in gaps.iter().zip(remote_bases(STEADY)) {
+        let shortest = base.as_millis() as u64 / 2;
+        assert!(
+            *gap + 10 >= shortest,
+            "{gap} ms for a base of {base:?}: {gaps:?}"
+        );
+    }
+    let most = remote_most(window, STEADY);
+    assert!(
+        at.len() <= most,
+        "{} attempts, at most {most}: {gaps:?}",
+        at.len()
+    );
     assert_eq!(
         dns.count(name, 1),
         1,
@@ -132,6 +203,30 @@ fn a_remote_name_is_polled_gently_and_localhost_fast() {
     local.expect_code(1).expect_stderr("local schedule");
     let made = attempts(&local.stderr);
     assert!(made >= 20, "{made} attempts: {local:#?}");
+}
+
+#[test]
+fn the_api_server_and_commands_keep_the_gentle_schedule_from_the_first_retry() {
+    let api = ApiServer::start("eyJhbGciOiJSUzI1NiJ9.c2VjcmV0LXRva2Vu.c2lnbmF0dXJl");
+    let watched = api
+        .readygate(["wait", "-v", "-t", "300ms", "k8s://job/migrate"])
+        .outcome();
+    watched.expect_stderr(
+        "k8s://job/migrate: api server schedule: retries from 100ms, ×1.3 per miss, up to 5s, \
+         each delay ½–1× that",
+    );
+    // Two seconds: at most 10 attempts, every delay at its shortest (a network peer's makes 18
+    // or more).
+    let window = Duration::from_secs(2);
+    let command = readygate(["wait", "-v", "-t", "2s", "exec:false"]).outcome();
+    command
+        .expect_code(1)
+        .expect_stderr("exec:false: command schedule: retries from 100ms, ×1.3 per miss, up to 5s");
+    let (made, most) = (attempts(&command.stderr), remote_most(window, 0));
+    assert!(
+        (2..=most).contains(&made),
+        "{made} attempts, at most {most}: {command:#?}"
+    );
 }
 
 #[test]

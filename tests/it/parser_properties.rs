@@ -119,10 +119,11 @@ proptest! {
     fn backoff_never_panics_and_stays_under_its_cap(
         first in any::<u64>(), first_nanos in 0u32..1_000_000_000,
         max in any::<u64>(), seed in any::<u64>(), growth in (any::<u32>(), any::<u32>()),
+        steady in prop_oneof![0u32..40, Just(u32::MAX)],
     ) {
         let first = Duration::new(first, first_nanos);
         let max = Duration::from_secs(max);
-        let schedule = Schedule { label: "test", first, max, growth };
+        let schedule = Schedule { label: "test", first, max, growth, steady };
         let mut backoff = Backoff::new(schedule, seed);
         for _ in 0..70 {
             prop_assert!(backoff.next_delay() <= max.max(first));

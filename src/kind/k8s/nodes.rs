@@ -42,6 +42,7 @@ const SCHEDULE: Schedule = Schedule {
     first: Duration::from_secs(1),
     max: Duration::from_secs(30),
     growth: (2, 1),
+    steady: 0,
 };
 
 /// Each node's kubelet version, by node name.
