@@ -10,7 +10,7 @@ use crate::{cli, error, inject, output, runtime, webhook};
 
 /// Runs `readygate-cluster` and returns the process's exit status, once what it wrote is out.
 pub fn run() -> u8 {
-    let secrets = Secrets::of_invocation();
+    let secrets = Secrets::of_invocation(crate::kind::command::secrets::learn);
     output::hide(secrets.clone());
     let exit = match ClusterCli::try_parse() {
         Err(err) => cli::usage_error(err),

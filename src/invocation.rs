@@ -33,7 +33,7 @@ impl Invocation {
     /// Reads the process's arguments and environment.
     pub fn parse() -> Invocation {
         // Known before anything is parsed, so that no usage error can quote them.
-        let secrets = Secrets::of_invocation();
+        let secrets = Secrets::of_invocation(crate::kind::command::secrets::learn);
         output::hide(secrets.clone());
         let command = match DropIn::of_invocation() {
             Some(drop_in) => Parsed::DropIn(drop_in),

@@ -66,10 +66,11 @@ impl fmt::Debug for Secrets {
 
 impl Secrets {
     /// The secrets of this invocation's arguments and `READYGATE_*` variables: the password
-    /// (or lone token) of every URL-shaped word in them, and those of `exec:` commands. An argument is one unit, so a
-    /// password holding white space (`--timeout 'http://u:p w@h'`) is known whole before any
-    /// parser quotes it.
-    pub fn of_invocation() -> Arc<Secrets> {
+    /// (or lone token) of every URL-shaped word in them, and what `also` finds in each (the
+    /// layers above know more shapes: the passwords of `exec:` commands). An argument is one
+    /// unit, so a password holding white space (`--timeout 'http://u:p w@h'`) is known whole
+    /// before any parser quotes it.
+    pub fn of_invocation(also: fn(&Secrets, &str)) -> Arc<Secrets> {
         let secrets = Arc::new(Secrets::default());
         let args = std::env::args_os().skip(1);
         let variables = std::env::vars_os()
@@ -78,7 +79,7 @@ impl Secrets {
         for text in args.chain(variables) {
             let text = text.to_string_lossy();
             secrets.learn_urls(&text);
-            crate::kind::command::secrets::learn(&secrets, &text);
+            also(&secrets, &text);
         }
         secrets
     }
