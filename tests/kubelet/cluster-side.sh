@@ -106,31 +106,32 @@ logged_at() {
   k -n "$ns" logs "$name" -c "$c" --timestamps | awk -v t="$text" 'index($0, t) { print $1; exit }'
 }
 
-# depends-on.yaml's pod `shop`, created in NS with readygate in it (by inject or the webhook),
-# with the database on host port DB: the sidecar serves (its startupProbe passed) before the
-# gate runs, the gate holds the app while nothing listens, then the database starts and the
-# app starts after it, the gate having ended at its first run, and the pod is Ready.
+# depends-on.yaml's pod `shop` (or NAME: a Deployment's), created in NS with readygate in it
+# (by inject or the webhook), with the database on host port DB: the sidecar serves (its
+# startupProbe passed) before the gate runs, the gate holds the app while nothing listens, then
+# the database starts and the app starts after it, the gate having ended at its first run, and
+# the pod is Ready.
 shop_runs_in_order() {
-  local ns="$1" db="$2" json listening started
-  wait_pod "$ns" shop '.status.initContainerStatuses[]? | select(.name == "readygate-wait") | .state | .running // .terminated' 60 \
+  local ns="$1" db="$2" shop="${3:-shop}" json listening started
+  wait_pod "$ns" "$shop" '.status.initContainerStatuses[]? | select(.name == "readygate-wait") | .state | .running // .terminated' 60 \
     "the gate did not start"
-  json="$(pod_json "$ns" shop)"
+  json="$(pod_json "$ns" "$shop")"
   status_of proxy <<<"$json" | jq -e '.started == true' >/dev/null ||
-    fail "the gate started before the sidecar's startupProbe passed: $(pod_summary "$ns" shop)"
+    fail "the gate started before the sidecar's startupProbe passed: $(pod_summary "$ns" "$shop")"
   status_of readygate-wait <<<"$json" | jq -e '.state.running' >/dev/null ||
-    fail "the gate ended with nothing listening: $(pod_summary "$ns" shop)"
+    fail "the gate ended with nothing listening: $(pod_summary "$ns" "$shop")"
   status_of app <<<"$json" | jq -e '.state.waiting' >/dev/null ||
-    fail "the app started before its database: $(pod_summary "$ns" shop)"
+    fail "the app started before its database: $(pod_summary "$ns" "$shop")"
 
   create_pod "$ns" "$(jq -cn --arg db "$db" '{apiVersion: "v1", kind: "Pod", metadata: {name: "db"},
     spec: {nodeName: "localhost", hostNetwork: true, terminationGracePeriodSeconds: 1,
            containers: [{name: "db", image: "busybox:1.36", imagePullPolicy: "Never",
                          command: ["sh", "-c", "trap \"exit 0\" TERM; echo db: listening; httpd -f -p \($db) & wait"]}]}}')"
-  wait_ready "$ns" shop 60 "the pod did not become Ready once its database listened"
-  pod_json "$ns" shop | status_of readygate-wait | jq -e '.state.terminated.exitCode == 0 and .restartCount == 0' >/dev/null ||
-    fail "the gate did not end at its first run: $(pod_summary "$ns" shop)"
+  wait_ready "$ns" "$shop" 60 "the pod did not become Ready once its database listened"
+  pod_json "$ns" "$shop" | status_of readygate-wait | jq -e '.state.terminated.exitCode == 0 and .restartCount == 0' >/dev/null ||
+    fail "the gate did not end at its first run: $(pod_summary "$ns" "$shop")"
   listening="$(logged_at "$ns" db db "db: listening")"
-  started="$(logged_at "$ns" shop app "app: started")"
+  started="$(logged_at "$ns" "$shop" app "app: started")"
   [[ -n "$listening" && -n "$started" ]] || fail "no log line of the database ($listening) or the app ($started)"
   (($(date -d "$started" +%s%N) >= $(date -d "$listening" +%s%N))) ||
     fail "the app started ($started) before its database listened ($listening)"

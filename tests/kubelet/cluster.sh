@@ -1,7 +1,8 @@
 # A one-node cluster for tests/kubelet/run.sh, sourced: Debian's etcd and containerd (with
-# runc), kube-apiserver and the kubelet built by build.sh, each with its own folder under
-# $CLUSTER, certificates made here with openssl and a static token file. No scheduler and no
-# controller-manager: pods name their node (`localhost`). Everything listens on 127.0.0.1 only
+# runc), kube-apiserver, kube-controller-manager (the Deployment and ReplicaSet controllers only)
+# and the kubelet built by build.sh, each with its own folder under $CLUSTER, certificates made
+# here with openssl and a static token file. No scheduler: pods, and Deployments' pod templates,
+# name their node (`localhost`). Everything listens on 127.0.0.1 only
 # but the kubelet (on the machine's address, see start_kubelet), and every process started is
 # recorded by PID so that cluster_down stops exactly those.
 #
@@ -99,12 +100,17 @@ start_etcd() {
 
 start_apiserver() {
   API_PORT="$(free_port)"
-  local d="$CLUSTER/pki" admin kubelet
+  local d="$CLUSTER/pki" admin kubelet controllers
   admin="$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
   kubelet="$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-  # The static token file: the harness is a cluster admin, the kubelet the node `localhost`.
-  printf '%s,admin,admin,"system:masters"\n%s,system:node:localhost,kubelet,"system:nodes"\n' \
-    "$admin" "$kubelet" >"$CLUSTER/tokens.csv"
+  controllers="$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+  # The static token file: the harness is a cluster admin, the kubelet the node `localhost`,
+  # the controller-manager the user that the API server's bootstrap RBAC grants its role to.
+  {
+    printf '%s,admin,admin,"system:masters"\n' "$admin"
+    printf '%s,system:node:localhost,kubelet,"system:nodes"\n' "$kubelet"
+    printf '%s,system:kube-controller-manager,kube-controller-manager\n' "$controllers"
+  } >"$CLUSTER/tokens.csv"
   # Admission: the defaults (PodSecurity among them since 1.25; make_admission_namespaces checks
   # that it refuses a pod that is not restricted) and NodeRestriction.
   start_daemon kube-apiserver "$KUBE_BIN/kube-apiserver" \
@@ -123,9 +129,28 @@ start_apiserver() {
     --profiling=false --v 1
   make_kubeconfig admin "$admin"
   make_kubeconfig kubelet "$kubelet"
+  make_kubeconfig kube-controller-manager "$controllers"
   export KUBECONFIG="$CLUSTER/admin.kubeconfig"
   wait_until 120 kube-apiserver "$CLUSTER/kube-apiserver.log" \
     "$KUBE_BIN/kubectl" get --raw /readyz
+}
+
+# The Deployment and ReplicaSet controllers, so that a Deployment's pods are created as in a
+# cluster and meet admission (webhooks among it) as the ReplicaSet controller's. No other
+# controller: the cases write Jobs' status and count the open watches of jobs themselves, make
+# each namespace's ServiceAccount, and delete what they leave (no garbage collector). Each
+# controller with its own service account's token (--use-service-account-credentials), as
+# kubeadm runs it; one instance, so no leader election; its health port on 127.0.0.1.
+start_controller_manager() {
+  local port; port="$(free_port)"
+  start_daemon kube-controller-manager "$KUBE_BIN/kube-controller-manager" \
+    --kubeconfig "$CLUSTER/kube-controller-manager.kubeconfig" \
+    --controllers deployment-controller,replicaset-controller \
+    --use-service-account-credentials --leader-elect=false \
+    --bind-address 127.0.0.1 --secure-port "$port" --cert-dir "$CLUSTER/kube-controller-manager" \
+    --profiling=false --v 1
+  wait_until 60 kube-controller-manager "$CLUSTER/kube-controller-manager.log" \
+    curl -sfk "https://127.0.0.1:$port/healthz"
 }
 
 # The pause image is readygate-test's own (images.sh); CRI restricts oom_score_adj because root
@@ -207,6 +232,7 @@ cluster_up() {
   make_certs
   start_etcd
   start_apiserver
+  start_controller_manager
   start_containerd
 }
 
@@ -222,10 +248,12 @@ stop_daemon() {
   rm -f "$CLUSTER/$1.pid"
 }
 
-# Stops what cluster_up started: the kubelet, then the containers it left (their shims outlive
-# containerd otherwise), then containerd, the API server and etcd; then unmounts what they
-# mounted under $CLUSTER and removes the kubelet's empty cgroups.
+# Stops what cluster_up started: the controller-manager (it creates no more pods), the kubelet,
+# then the containers it left (their shims outlive containerd otherwise), then containerd, the
+# API server and etcd; then unmounts what they mounted under $CLUSTER and removes the kubelet's
+# empty cgroups.
 cluster_down() {
+  stop_daemon kube-controller-manager
   stop_daemon kubelet
   if [[ -f "$CLUSTER/containerd.pid" ]]; then
     local id

@@ -9,11 +9,12 @@ fail() {
   exit 1
 }
 
-# A namespace with what a controller-manager would have put in it: the default ServiceAccount
-# and the kube-root-ca.crt ConfigMap that service account token volumes read. LEVEL (optional)
-# labels it for the API server's PodSecurity admission; without it the namespace runs the
-# harness's pods, which use the host's network (there is no pod network here) and so are
-# admitted only at `privileged`: each is first admitted as its example declares it (admitted).
+# A namespace with what a controller-manager's ServiceAccount and root-CA controllers (which do
+# not run here) would have put in it: the default ServiceAccount and the kube-root-ca.crt
+# ConfigMap that service account token volumes read. LEVEL (optional) labels it for the API
+# server's PodSecurity admission; without it the namespace runs the harness's pods, which use
+# the host's network (there is no pod network here) and so are admitted only at `privileged`:
+# each is first admitted as its example declares it (admitted).
 make_namespace() {
   local ns="$1" level="${2:-privileged}"
   k create namespace "$ns" >/dev/null

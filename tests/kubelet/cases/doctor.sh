@@ -61,7 +61,7 @@ doctor_full() {
   local ns="$1" config="$CASE_DIR/kubeconfig" report
   trap "kill \${STRIP_PID:-} 2>/dev/null || true; k delete mutatingwebhookconfiguration $ns >/dev/null 2>&1 || true; k delete -k '$ROOT/deploy/doctor' >/dev/null 2>&1 || true" EXIT
   k apply -k "$ROOT/deploy/doctor" >/dev/null
-  # The dry-run pod in `default` needs its ServiceAccount, which no controller-manager made here.
+  # The dry-run pod in `default` needs its ServiceAccount, which no ServiceAccount controller made here.
   k -n default get serviceaccount default >/dev/null 2>&1 || k -n default create serviceaccount default >/dev/null
   doctor_kubeconfig default readygate-doctor "$config"
 

@@ -1,8 +1,8 @@
 # k8s:// lists watched through the real API server: `pods?selector=` and `service/`, with a
-# Role that grants `list` and `watch` (RBAC cannot narrow those by label). No controller runs,
-# so the case writes what they would: a matching pod that is never scheduled (its status
-# patched as the kubelet would write it) and the Service's EndpointSlice. readygate, the
-# image's static binary, runs on the host with a token of the Role's ServiceAccount (as
+# Role that grants `list` and `watch` (RBAC cannot narrow those by label). No scheduler or
+# EndpointSlice controller runs, so the case writes what they would: a matching pod that is
+# never scheduled (its status patched as the kubelet would write it) and the Service's
+# EndpointSlice. readygate, the image's static binary, runs on the host with a token of the Role's ServiceAccount (as
 # wait-for-migration-job's watch case does), its exit timed from the last change's return.
 # case: k8s-watch lists watch_lists
 

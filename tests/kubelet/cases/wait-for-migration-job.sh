@@ -1,8 +1,9 @@
 # examples/wait-for-migration-job.yaml: the init container waits, through the real API server
 # with the example's least-privilege Role, until the Job is Complete; a Failed Job ends the
 # wait at once with its reason; without the grant the wait says which grant is missing. No
-# controllers run here: the case creates the Deployment's pods itself and writes the Job's
-# status as the Job controller would, through the status subresource. The pods use the host's
+# Job controller runs here, and the Deployment is never created: the case creates its pods
+# itself and writes the Job's status as the Job controller would, through the status
+# subresource. The pods use the host's
 # network and no kube-proxy runs, so they are told the API server's address (127.0.0.1) in
 # KUBERNETES_SERVICE_HOST/PORT, which a cluster sets to the `kubernetes` Service.
 # case: wait-for-migration-job happy migration_happy

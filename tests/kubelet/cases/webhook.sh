@@ -8,9 +8,13 @@
 # mount it added in between; in a namespace without the label an annotated pod is stored
 # untouched and the webhook is never asked. down: with the webhook
 # stopped (SIGSTOP: it accepts connections and never answers) a pod is admitted unmutated after
-# the registration's timeout; with it gone (connection refused), at once.
+# the registration's timeout; with it gone (connection refused), at once. deployment: the same
+# pod as the template of a Deployment, created with kubectl: the ReplicaSet controller's pod
+# comes out mutated, is named in the webhook's log by its generateName, runs in the same order
+# and the Deployment counts it available.
 # host ports: 7301 7302
 # case: webhook admission webhook_admission
+# case: webhook deployment webhook_deployment
 # case: webhook down webhook_down
 
 # depends-on.yaml as this node runs it, on this case file's ports, its sidecar's name resolving
@@ -50,20 +54,37 @@ timed_create() {
   echo $((($(date +%s%N) - began) / 1000000))
 }
 
-webhook_admission() {
-  local ns="$1" tls="$CASE_DIR/tls" plain stored image verdicts
-  plain="$(echo "$ns-plain" | cut -c1-63)"
+# depends-on.yaml's pod (webhook_shop_pod) as the template of a one-replica Deployment `shop`.
+webhook_shop_deployment() {
+  webhook_shop_pod | jq -c '{apiVersion: "apps/v1", kind: "Deployment", metadata: {name: "shop"},
+    spec: {replicas: 1, selector: {matchLabels: {app: "shop"}},
+           template: {metadata: {labels: {app: "shop"}, annotations: .metadata.annotations},
+                      spec: .spec}}}'
+}
+
+# readygate's webhook for the case, its files in CASE_DIR/tls, registered for NS (labelled for
+# it) and the other namespaces of the JSON list NAMESPACES, and in effect; the image it
+# injects provided. At the case's end CLEANUP (optional) runs, then the webhook and its
+# registration go.
+webhook_serving() {
+  local ns="$1" namespaces="$2" cleanup="${3:-:}" tls="$CASE_DIR/tls" image
   webhook_certs "$tls"
   start_webhook "$tls"
-  trap "kill $WEBHOOK_PID 2>/dev/null || true; k delete mutatingwebhookconfiguration $ns >/dev/null 2>&1 || true; delete_pods $plain" EXIT
-  make_namespace "$plain"
+  trap "$cleanup; kill $WEBHOOK_PID 2>/dev/null || true; k delete mutatingwebhookconfiguration $ns >/dev/null 2>&1 || true" EXIT
   k label namespace "$ns" readygate.dev/inject=enabled >/dev/null
-  register_webhook "$ns" "$WEBHOOK_PORT" "$tls" "[\"$ns\", \"$plain\"]"
+  register_webhook "$ns" "$WEBHOOK_PORT" "$tls" "$namespaces"
   webhook_in_effect "$ns" "$(webhook_gated_pod probe)"
   # The image the webhook names (inject's default) is readygate's, imported under that name.
   image="$(k -n "$ns" create --dry-run=server -o json -f - <<<"$(webhook_gated_pod probe)" |
     jq -r '.spec.initContainers[] | select(.name == "readygate-wait") | .image')"
   provide_image "$image"
+}
+
+webhook_admission() {
+  local ns="$1" tls="$CASE_DIR/tls" plain stored verdicts
+  plain="$(echo "$ns-plain" | cut -c1-63)"
+  make_namespace "$plain"
+  webhook_serving "$ns" "[\"$ns\", \"$plain\"]" "delete_pods $plain"
 
   create_pod "$ns" "$(webhook_shop_pod)"
   stored="$(container_names < <(pod_json "$ns" shop))"
@@ -91,6 +112,45 @@ webhook_admission() {
 
   shop_runs_in_order "$ns" 7301
   echo "mutated in the labelled namespace (install, sidecar, gate, app), unchanged at the reinvocation (service account's mount kept), untouched and never reviewed without the label; sidecar probed, gate held the app until the database listened, Ready"
+}
+
+webhook_deployment() {
+  local ns="$1" tls="$CASE_DIR/tls" pod name prefix stored verdicts end=$((SECONDS + 60))
+  # No garbage collector runs: the Deployment, then its ReplicaSet go (run_case then deletes
+  # the pods, which nothing recreates).
+  webhook_serving "$ns" "[\"$ns\"]" \
+    "k -n $ns delete deployment shop --wait=false >/dev/null 2>&1; k -n $ns delete replicasets --all --wait=false >/dev/null 2>&1"
+  provide_image busybox:1.36
+  k -n "$ns" create -f - >/dev/null <<<"$(webhook_shop_deployment)"
+
+  # The ReplicaSet controller's pod, owned by the ReplicaSet the Deployment owns.
+  until pod="$(k -n "$ns" get pods -l app=shop -o json | jq -ce '.items | select(length == 1) | .[0]')"; do
+    ((SECONDS < end)) || fail "the Deployment made no pod within 60 s (kube-controller-manager's log: $(tail -n 2 "$CLUSTER/kube-controller-manager.log"))"
+    sleep 0.2
+  done
+  name="$(jq -r .metadata.name <<<"$pod")" prefix="$(jq -r .metadata.generateName <<<"$pod")"
+  jq -e '.metadata.ownerReferences[0].kind == "ReplicaSet"' <<<"$pod" >/dev/null ||
+    fail "pod $name is not a ReplicaSet's: $(jq -c .metadata.ownerReferences <<<"$pod")"
+  k -n "$ns" get replicaset "$(jq -r '.metadata.ownerReferences[0].name' <<<"$pod")" -o json |
+    jq -e '.metadata.ownerReferences[0] | .kind == "Deployment" and .name == "shop"' >/dev/null ||
+    fail "the ReplicaSet of pod $name is not Deployment shop's"
+  stored="$(container_names <<<"$pod")"
+  [[ "$stored" == "readygate-install proxy readygate-wait app" ]] ||
+    fail "the Deployment's pod $name has the containers '$stored', not readygate-install proxy readygate-wait app"
+  # Named by its generateName (the API server asks before it picks the name); answered
+  # `unchanged` at the reinvocation, as a pod created by hand is.
+  wait_line "$tls/webhook.log" "$WEBHOOK_PID" "unchanged $ns/$prefix*" >/dev/null
+  verdicts="$(grep -oE "(mutated|unchanged|skipped|refused) $ns/$prefix\*" "$tls/webhook.log" | cut -d' ' -f1 | paste -sd' ')"
+  [[ "$verdicts" == "mutated unchanged" ]] ||
+    fail "the webhook's verdicts on $ns/$prefix* are '$verdicts', not 'mutated unchanged'"
+
+  shop_runs_in_order "$ns" 7301 "$name"
+  end=$((SECONDS + 30))
+  until k -n "$ns" get deployment shop -o json | jq -e '.status.availableReplicas == 1' >/dev/null; do
+    ((SECONDS < end)) || fail "Deployment shop did not count its Ready pod available within 30 s: $(k -n "$ns" get deployment shop -o json | jq -c .status)"
+    sleep 0.2
+  done
+  echo "the ReplicaSet controller's pod $name mutated (install, sidecar, gate, app; logged as $ns/$prefix*, then unchanged at the reinvocation), ran in order, Ready; the Deployment available"
 }
 
 webhook_down() {
