@@ -4,9 +4,9 @@
 # median and p99, the webhook's CPU time over the run (what a review costs, whatever else runs)
 # and its peak RSS (VmHWM). Prints one JSON line; bench/report.md records the figures. Needs Go
 # and openssl; builds the static binaries unless READYGATE_CLUSTER names one.
-# Usage: [WEBHOOK_CPUS=LIST] bench/webhook.sh [CLIENTS [REVIEWS_PER_CLIENT]]
-# (WEBHOOK_CPUS: the webhook alone pinned to those CPUs, as taskset -c takes them: one thread
-# per CPU it may use)
+# Usage: [WEBHOOK_CPUS=LIST] [CLIENT_CPUS=LIST] bench/webhook.sh [CLIENTS [REVIEWS_PER_CLIENT]]
+# (the webhook, or the client, pinned to those CPUs as taskset -c takes them; the webhook runs
+# one thread per CPU it may use)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 clients="${1:-50}"
@@ -37,7 +37,7 @@ port="$(sed -n 's|.*https://127.0.0.1:\([0-9]*\)/mutate.*|\1|p' "$work/log")"
 # The webhook's CPU time (user + system, clock ticks), before and after the run.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$pid/stat"; }
 ticks_before="$(cpu_ticks)"
-result="$("$work/admission" -url "https://127.0.0.1:$port/mutate" -ca "$work/ca.pem" \
+result="$(${CLIENT_CPUS:+taskset -c "$CLIENT_CPUS"} "$work/admission" -url "https://127.0.0.1:$port/mutate" -ca "$work/ca.pem" \
   -clients "$clients" -each "$each")"
 cpu_ms=$((($(cpu_ticks) - ticks_before) * 1000 / $(getconf CLK_TCK)))
 hwm="$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status")"
