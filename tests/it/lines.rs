@@ -320,7 +320,10 @@ fn lines_dropped_while_stderr_was_stuck_are_counted_once_it_moves() {
         .map(|i| server.url("http", &format!("/{i:02}/{}", "r".repeat(15_000))))
         .collect();
     let (reader, writer) = full_pipe();
-    let mut child = readygate(["wait", "-t", "60s"])
+    let started = std::time::Instant::now();
+    // Each attempt is given the time a loaded machine needs: one cut at the 1 s default would
+    // hang up without its answer, and be counted here as an answer taken.
+    let mut child = readygate(["wait", "-t", "60s", "--attempt-timeout", "30s"])
         .args(&targets)
         .arg(gate.url("/gate"))
         .stdin(Stdio::null())
@@ -352,6 +355,7 @@ fn lines_dropped_while_stderr_was_stuck_are_counted_once_it_moves() {
     });
     open.store(true, SeqCst);
     let status = child.wait().expect("wait for readygate");
+    let run = started.elapsed();
     reading.join().expect("the reader");
     let text = text.lock().unwrap();
     assert_eq!(status.code(), Some(0), "{}", text.trim_start_matches('.'));
@@ -361,10 +365,19 @@ fn lines_dropped_while_stderr_was_stuck_are_counted_once_it_moves() {
         .count();
     let dropped = dropped_count(&text);
     let lost = lost_count(&text, "stderr").unwrap_or(0);
-    assert_eq!(
-        ready + dropped + lost,
-        n,
-        "{ready} ready lines written, {dropped} said dropped, {lost} said not written"
+    // Every ready line is written or counted. A `still waiting` line (one per 5 s of the run at
+    // most) that names a target not yet ready is as long as its URL: it too may be dropped, and
+    // is counted with them.
+    let said = ready + dropped + lost;
+    let progress = usize::try_from(run.as_secs() / 5).unwrap();
+    let progress_written = text
+        .lines()
+        .filter(|line| line.contains("still waiting after"))
+        .count();
+    assert!(
+        said >= n && said - n <= progress.saturating_sub(progress_written),
+        "{ready} ready lines written, {dropped} said dropped, {lost} said not written \
+         ({progress_written} of at most {progress} 'still waiting' lines written in {run:?})"
     );
     assert!(ready > 0, "{ready} ready lines written");
 }
