@@ -78,5 +78,13 @@ pub use kind::http::{redirect, request, HttpTarget};
 // The spacing of attempts, whose bounds a property test holds.
 pub use engine::{Backoff, Schedule};
 
+// What anyone who can create a pod, or hand `inject` a manifest, controls: the fuzz targets feed
+// bytes to the webhook's review and to inject's manifest stream, with an injection made as
+// `--image`, `--sidecar` and `--mode` make it, and the sidecar's form `--mode auto` would choose.
+pub use cli::SidecarMode;
+pub use inject::sidecar::Mode as SidecarForm;
+pub use inject::{injection_of, manifests as inject_manifests, Injection};
+pub use webhook::review::answer as admission_answer;
+
 // Reading a file readygate did not make, which a test points at odd files.
 pub use regular_file::read_head;

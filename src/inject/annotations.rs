@@ -44,7 +44,8 @@ pub fn read(annotations: Option<&Node>, at: &str) -> Result<Wanted, String> {
         let Some(key) = key.as_str().filter(|key| key.starts_with(PREFIX)) else {
             continue;
         };
-        let field = format!("{at}[{key}]");
+        // The key is the manifest's: shown on one line, cut to size.
+        let field = format!("{at}[{}]", crate::text::peer_text(key));
         let text = value
             .as_str()
             .ok_or_else(|| format!("{field}: not a string"))?;

@@ -5,6 +5,7 @@
 use super::annotations;
 use super::pod::{self, Injection};
 use super::tree::Node;
+use crate::text::peer_text;
 
 /// The workload kinds whose pod template is at `spec.template`.
 const TEMPLATED: &[&str] = &[
@@ -33,6 +34,8 @@ fn describe(document: &Node) -> String {
                 .or_else(|| metadata.get("generateName"))
         })
         .and_then(Node::as_str);
+    // Both are the manifest's: shown on one line, cut to size.
+    let (kind, name) = (kind.map(peer_text), name.map(peer_text));
     match (kind, name) {
         (Some(kind), Some(name)) => format!(" ({kind} {name})"),
         (Some(kind), None) => format!(" ({kind})"),

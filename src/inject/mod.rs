@@ -21,7 +21,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cli::{InjectArgs, InjectOutput, InjectionArgs};
+use crate::cli::{InjectArgs, InjectOutput, InjectionArgs, SidecarMode};
 use crate::exit::Exit;
 use crate::kind::k8s::{kubeconfig, nodes};
 use crate::secrets::Secrets;
@@ -106,25 +106,35 @@ pub fn run(args: InjectArgs, secrets: Arc<Secrets>) -> Exit {
 
 /// The injection the options describe, its sidecar file read and checked.
 pub fn injection(args: &InjectionArgs) -> Result<Injection, String> {
-    let sidecar = match &args.sidecar {
+    let Some(path) = &args.sidecar else {
+        return injection_of(&args.image, None, args.mode);
+    };
+    let shown = path.display();
+    let text = read(path).map_err(|e| format!("--sidecar {shown}: {e}"))?;
+    injection_of(&args.image, Some(&text), args.mode).map_err(|e| format!("--sidecar {shown}: {e}"))
+}
+
+/// The injection of `--image`, a `--sidecar` file's text (YAML or JSON) and `--mode`; the error
+/// says what is wrong with the sidecar. The fuzz targets make theirs here too.
+pub fn injection_of(
+    image: &str,
+    sidecar: Option<&str>,
+    mode: SidecarMode,
+) -> Result<Injection, String> {
+    let sidecar = match sidecar {
         None => None,
-        Some(path) => {
-            let shown = path.display();
-            let text = read(path).map_err(|e| format!("--sidecar {shown}: {e}"))?;
-            let container = match is_json(&text) {
-                true => serde_json::from_str::<Node>(&text).map_err(|e| e.to_string()),
-                false => yaml::load("", &text).and_then(|node| node.ok_or("empty".into())),
+        Some(text) => {
+            let container = match is_json(text) {
+                true => serde_json::from_str::<Node>(text).map_err(|e| e.to_string()),
+                false => yaml::load("", text).and_then(|node| node.ok_or("empty".into())),
             };
-            let container = container.map_err(|e| format!("--sidecar {shown}: {e}"))?;
-            let sidecar = Sidecar::new(container, args.mode)
-                .map_err(|e| format!("--sidecar {shown}: {e}"))?;
-            Some(sidecar)
+            Some(Sidecar::new(container?, mode)?)
         }
     };
     Ok(Injection {
-        image: args.image.clone(),
+        image: image.to_string(),
         sidecar,
-        auto: args.mode == crate::cli::SidecarMode::Auto,
+        auto: mode == SidecarMode::Auto,
     })
 }
 
@@ -173,8 +183,9 @@ fn is_json(text: &str) -> bool {
     text.trim_start().starts_with('{')
 }
 
-/// The stream with every document injected: a document left alone as its own text.
-fn manifests(text: &str, injection: &Injection) -> Result<String, String> {
+/// The stream with every document injected: a document left alone as its own text. The fuzz
+/// targets call it as `inject` does.
+pub fn manifests(text: &str, injection: &Injection) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     if is_json(text) {
         let mut written = 0;
@@ -193,17 +204,19 @@ fn manifests(text: &str, injection: &Injection) -> Result<String, String> {
     }
     for (index, piece) in yaml::split(text).into_iter().enumerate() {
         let fail = |e: String| format!("document {}: {e}", index + 1);
-        out.push_str(piece.separator);
         let Some(mut node) = yaml::load(piece.separator, piece.body).map_err(fail)? else {
+            out.push_str(piece.separator);
             out.push_str(piece.body);
             continue;
         };
         let before = node.clone();
         document::inject(&mut node, index + 1, injection)?;
         if node == before {
+            out.push_str(piece.separator);
             out.push_str(piece.body);
             continue;
         }
+        out.push_str(yaml::bare_separator(piece.separator));
         out.push_str(yaml::leading_comments(piece.body));
         out.push_str(&yaml::emit(&node).map_err(fail)?);
     }

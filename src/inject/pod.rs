@@ -66,8 +66,9 @@ pub fn inject(
         }
         for (name, target) in &wanted.startup_probes {
             let container = find(init, regular, name).ok_or_else(|| {
+                let name = crate::text::peer_text(name);
                 format!(
-                    "{}[{}{name}]: no container named {name:?} in {at}",
+                    "{}[{}{name}]: no container named \"{name}\" in {at}",
                     wanted.at,
                     super::annotations::STARTUP_PROBE
                 )

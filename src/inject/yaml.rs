@@ -2,6 +2,8 @@
 //! document inject leaves alone is written back as its own text, byte for byte; a changed one
 //! is written from the tree by a small block-style emitter that keeps every scalar as written.
 
+use std::collections::HashMap;
+
 use yaml_rust2::parser::{Event, Parser};
 use yaml_rust2::scanner::TScalarStyle;
 
@@ -86,8 +88,8 @@ pub fn load(separator: &str, body: &str) -> Result<Option<Node>, String> {
 struct Builder {
     /// Open sequences and mappings, innermost last.
     open: Vec<Open>,
-    /// Anchored nodes, by anchor id, for aliases.
-    anchors: Vec<(usize, Node)>,
+    /// Anchored nodes, by anchor id (the parser gives each anchor written its own), for aliases.
+    anchors: HashMap<usize, Node>,
     /// The document's node, once complete.
     done: Option<Node>,
     /// Nodes made so far, aliases' copies counted.
@@ -124,10 +126,8 @@ impl Builder {
                 self.add(open.node, open.anchor, 0)
             }
             Event::Alias(id) => {
-                let node = (self.anchors.iter().rev())
-                    .find(|(anchor, _)| *anchor == id)
-                    .map(|(_, node)| node.clone())
-                    .ok_or("an alias to an unknown anchor")?;
+                let node =
+                    (self.anchors.get(&id).cloned()).ok_or("an alias to an unknown anchor")?;
                 let size = size(&node);
                 self.add(node, 0, size)
             }
@@ -151,12 +151,15 @@ impl Builder {
 
     /// Adds a finished node to the open collection (or makes it the document).
     fn add(&mut self, node: Node, anchor: usize, cost: usize) -> Result<(), String> {
-        self.count += cost;
+        // An anchor keeps a copy of its node, counted as an alias's is: anchors nested around
+        // a large node cannot multiply it.
+        let kept = if anchor > 0 { size(&node) } else { 0 };
+        self.count += cost + kept;
         if self.count > MAX_NODES {
             return Err(format!("more than {MAX_NODES} nodes (aliases expanded)"));
         }
         if anchor > 0 {
-            self.anchors.push((anchor, node.clone()));
+            self.anchors.insert(anchor, node.clone());
         }
         let Some(open) = self.open.last_mut() else {
             self.done = Some(node);
@@ -194,6 +197,19 @@ fn duplicate_key(entries: &[(Node, Node)]) -> Option<&str> {
     let mut keys: Vec<&str> = entries.iter().filter_map(|(k, _)| k.as_str()).collect();
     keys.sort_unstable();
     keys.windows(2).find(|w| w[0] == w[1]).map(|w| w[0])
+}
+
+/// The `---` line of a document written from its tree: as it was, unless the node began on it
+/// (`--- {kind: Pod, …}`, `--- &anchor`), which would then be written twice.
+pub fn bare_separator(separator: &str) -> &str {
+    let rest = separator
+        .strip_prefix("---")
+        .unwrap_or_default()
+        .trim_start();
+    match rest.is_empty() || rest.starts_with('#') {
+        true => separator,
+        false => "---\n",
+    }
 }
 
 /// The leading comment and blank lines of a document's text, kept above its rewritten form.

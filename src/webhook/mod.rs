@@ -7,7 +7,7 @@
 mod metrics;
 mod nodes;
 mod reload;
-mod review;
+pub(crate) mod review;
 mod workers;
 
 use std::convert::Infallible;

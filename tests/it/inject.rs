@@ -311,6 +311,19 @@ fn bad_input_writes_nothing() {
             "document 1 (List): items[0] (Pod p): metadata.annotations[readygate.dev/wait-for]: invalid target",
         ),
         ("{\"apiVersion\": \"v1\", ".into(), "document 1: not JSON"),
+        // The manifest's own names and keys, shown on one line.
+        (
+            pod("    \"readygate.dev/wait\\nfor\": db:5432", containers),
+            "document 2 (Pod bad): metadata.annotations[readygate.dev/wait\\nfor]: unknown annotation",
+        ),
+        (
+            format!("{good}kind: \"Pod\\r\"\nmetadata: {{name: \"a\\nb\"}}\n"),
+            "document 2 (Pod\\r a\\nb): not a Kubernetes object: no apiVersion",
+        ),
+        (
+            pod("    \"readygate.dev/startup-probe.x\\u2028y\": tcp://127.0.0.1:1", containers),
+            "[readygate.dev/startup-probe.x\\u{2028}y]: no container named \"x\\u{2028}y\"",
+        ),
     ];
     for (stream, error) in cases {
         let outcome = inject_stdin(&[], &stream);
@@ -318,6 +331,58 @@ fn bad_input_writes_nothing() {
         assert_eq!(outcome.stdout, "", "wrote on bad input: {outcome:#?}");
         assert_eq!(outcome.stderr.lines().count(), 1, "{outcome:#?}");
         assert!(!outcome.stderr.contains("panicked"), "{outcome:#?}");
+    }
+}
+
+/// A document whose node begins on its `---` line (`--- {kind: Pod, …}`) is written once when
+/// injected, and the stream written is injected again as it is.
+#[test]
+fn a_node_on_the_separator_line_is_written_once() {
+    let stream = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n\
+                  --- {apiVersion: v1, kind: Pod, metadata: {name: p, annotations: \
+                  {readygate.dev/wait-for: \"db:5432\"}}, spec: {containers: [{name: a, image: b}]}}\n\
+                  --- # the last\napiVersion: v1\nkind: Pod\nmetadata:\n  name: q\n  annotations:\n    \
+                  readygate.dev/wait-for: db:5432\nspec: {containers: [{name: a, image: b}]}\n";
+    let once = inject_stdin(&[], stream);
+    once.expect_code(0);
+    let documents = YamlLoader::load_from_str(&once.stdout).expect("the stream written is YAML");
+    assert_eq!(documents.len(), 3, "{}", once.stdout);
+    for (document, name) in documents[1..].iter().zip(["p", "q"]) {
+        assert_eq!(
+            document["metadata"]["name"].as_str(),
+            Some(name),
+            "{}",
+            once.stdout
+        );
+        let init = document["spec"]["initContainers"].as_vec().unwrap();
+        assert_eq!(init[0]["name"].as_str(), Some("readygate-wait"));
+    }
+    assert!(
+        once.stdout.contains("\n--- # the last\n"),
+        "{}",
+        once.stdout
+    );
+    let twice = inject_stdin(&[], &once.stdout);
+    twice.expect_code(0);
+    assert_eq!(twice.stdout, once.stdout);
+}
+
+/// A JSON pod injected once gets an empty patch when injected again: a value of the sidecar
+/// read from YAML (`name: proxy`) is the same as the pod's (`"name": "proxy"`).
+#[test]
+fn an_injected_json_pod_gets_an_empty_patch() {
+    let proxy = golden("proxy.yaml");
+    let pod = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","annotations":{"readygate.dev/wait-for":"db:5432"}},"spec":{"containers":[{"name":"app","image":"a:1"}]}}"#;
+    for mode in ["native", "legacy", "universal"] {
+        let options = ["--sidecar", path(&proxy), "--mode", mode];
+        let once = inject_stdin(&options, pod);
+        once.expect_code(0);
+        let patch = inject_stdin(
+            &[&options[..], &["--output", "patch"]].concat(),
+            &once.stdout,
+        );
+        patch.expect_code(0);
+        assert_eq!(patch.stdout, "[]\n", "--mode {mode}");
     }
 }
 
@@ -362,8 +427,8 @@ fn bad_files_write_nothing() {
     .expect_stderr("give it a command");
 }
 
-/// Hostile streams end at once with a usage error: deep nesting, aliases that multiply, a
-/// very long flow sequence.
+/// Hostile streams end at once with a usage error: deep nesting, aliases that multiply, anchors
+/// nested around a large node, many anchors and aliases, a very long flow sequence.
 #[test]
 fn hostile_streams_are_bounded() {
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
@@ -375,7 +440,19 @@ fn hostile_streams_are_bounded() {
         laughs.push_str(&format!("{name}: &{name} [*{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}]\n"));
     }
     let deep_json = format!("{}{}", "{\"a\":".repeat(10_000), "}".repeat(10_000));
-    for stream in [deep, laughs, deep_json] {
+    // Anchors nested around a node of 700,000: each keeps a copy (tens of GB, uncounted, once).
+    let mut nested = laughs.lines().take(5).collect::<Vec<_>>().join("\n");
+    nested.push_str(&format!(
+        "\nz: {}{}{}\n",
+        (0..95).map(|i| format!("&z{i} [")).collect::<String>(),
+        ["*e"; 7].join(","),
+        "]".repeat(95)
+    ));
+    // A hundred thousand anchors, each alias to the first (quadratic, once, to look up).
+    let aliases = format!("{}{}", "- &a x\n".repeat(100_000), "- *a\n".repeat(100_000))
+        .replacen("&a", "&first", 1)
+        .replace("*a", "*first");
+    for stream in [deep, laughs, deep_json, nested, aliases] {
         let outcome = inject_stdin(&[], &stream);
         outcome
             .expect_code(2)
