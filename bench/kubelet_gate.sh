@@ -8,9 +8,12 @@
 # as in a cluster. Debian's busybox has no `nc -z`: `nc -w 1 HOST PORT </dev/null` is the same
 # probe (connect, send nothing, exit 0 once connected). The port opens AFTER to AFTER+1 s
 # (random) after the gate started, on a listener of this script; the app's start is the
-# kubelet's timestamp of its first log line.
+# kubelet's timestamp of its first log line. `timer` is the floor of any gate that ends on its
+# own seconds after it started: an init container that sleeps AFTER to AFTER+1 s, then exits,
+# measured from its last line (an init container that ends at once, `none`, is handed over in
+# the kubelet's same sync of the pod; one that runs on waits for the kubelet's next look).
 # Prints one JSON line per variant; docs/performance.md records the figures.
-# Usage, as root: [VARIANTS="gate nc none"] bench/kubelet_gate.sh [ROUNDS [AFTER]]
+# Usage, as root: [VARIANTS="gate nc none timer"] bench/kubelet_gate.sh [ROUNDS [AFTER]]
 # (default 7 rounds per variant, 1 s)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -60,6 +63,12 @@ bench_pod() {
         '{apiVersion: "v1", kind: "Pod", metadata: {name: $name},
           spec: {terminationGracePeriodSeconds: 1, containers: $app,
                  initContainers: [{name: "gate", image: "busybox:1.36", command: ["sh", "-c", "echo gate: open"]}]}}' ;;
+    timer)
+      jq -cn --arg name "$name" --argjson app "$app" \
+        --arg wait "sleep $after.$(printf %03d $((RANDOM % 1000))); echo gate: open" \
+        '{apiVersion: "v1", kind: "Pod", metadata: {name: $name},
+          spec: {terminationGracePeriodSeconds: 1, containers: $app,
+                 initContainers: [{name: "gate", image: "busybox:1.36", command: ["sh", "-c", $wait]}]}}' ;;
   esac | on_this_node
 }
 
@@ -68,7 +77,7 @@ bench_pod() {
 one_round() {
   local variant="$1" name="$2" opened started listener
   create_pod "$ns" "$(bench_pod "$variant" "$name")"
-  if [[ "$variant" == none ]]; then
+  if [[ "$variant" == none || "$variant" == timer ]]; then
     wait_log "$ns" "$name" app "app: started" 60 "the app did not start"
     opened="$(date -d "$(logged_at "$ns" "$name" gate "gate: open")" +%s%N)"
   else
@@ -86,7 +95,9 @@ while True:
 ' "$port" >"$CASE_DIR/opened" 9>&- &
     listener=$!
     # one_round runs in a subshell of its own: its end, failed or not, stops the listener.
-    trap 'kill "$listener" 2>/dev/null || true' EXIT
+    # (expanded now: at the subshell's exit the function's locals are gone)
+    # shellcheck disable=SC2064
+    trap "kill $listener 2>/dev/null || true" EXIT
     until [[ -s "$CASE_DIR/opened" ]]; do sleep 0.01; done
     opened="$(cat "$CASE_DIR/opened")"
     wait_log "$ns" "$name" app "app: started" 60 "the app did not start"
@@ -100,7 +111,7 @@ while True:
 }
 
 provide_image "$(bench_pod gate probe | jq -r '.spec.initContainers[-1].image')"
-for variant in ${VARIANTS:-gate nc none}; do
+for variant in ${VARIANTS:-gate nc none timer}; do
   ms=()
   for n in $(seq "$rounds"); do
     one="$(one_round "$variant" "$variant-$n")" && [[ "$one" =~ ^-?[0-9]+$ ]] ||
