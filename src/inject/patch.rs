@@ -2,7 +2,7 @@
 //! `--output patch` writes and what the webhook answers with. Mappings are compared key by key;
 //! a sequence that only gained items gets `add`s, any other changed sequence is replaced whole.
 
-use super::json::Json;
+use super::json::{same_value, Json};
 use super::tree::Node;
 
 /// One operation of a JSON Patch.
@@ -39,6 +39,8 @@ fn walk<'a>(before: &Node, after: &'a Node, path: String, ops: &mut Vec<Op<'a>>)
                 }
             }
         }
+        // `proxy` read from YAML and `"proxy"` from JSON are one value: no operation.
+        (Node::Scalar(old), Node::Scalar(new)) if same_value(old, new) => {}
         (Node::Seq(old), Node::Seq(new)) if old.len() == new.len() => {
             for (index, (old, new)) in old.iter().zip(new).enumerate() {
                 walk(old, new, pointer(&path, &index.to_string()), ops);

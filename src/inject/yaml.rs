@@ -220,6 +220,14 @@ pub fn leading_comments(body: &str) -> &str {
         if !(trimmed.is_empty() || trimmed.starts_with('#')) {
             break;
         }
+        // YAML ends a line at a lone CR too (YAML 1.1 readers also at NEL, LS and PS): what
+        // follows one is no comment, and is in the tree written below.
+        let text = line.strip_suffix('\n').unwrap_or(line);
+        if (text.strip_suffix('\r').unwrap_or(text))
+            .contains(['\r', '\u{85}', '\u{2028}', '\u{2029}'])
+        {
+            break;
+        }
         end += line.len();
     }
     &body[..end]

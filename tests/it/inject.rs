@@ -367,15 +367,41 @@ fn a_node_on_the_separator_line_is_written_once() {
     assert_eq!(twice.stdout, once.stdout);
 }
 
+/// A comment line holding a lone CR (a line break to YAML) is not kept above an injected
+/// document as a comment: what follows the CR is a field of the document, written once.
+#[test]
+fn a_carriage_return_ends_a_comment() {
+    let stream = "# a note\rextra: 1\r\napiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: \
+                  {readygate.dev/wait-for: \"db:5432\"}}\nspec: {containers: [{name: a, image: b}]}\n";
+    let once = inject_stdin(&[], stream);
+    once.expect_code(0);
+    let twice = inject_stdin(&[], &once.stdout);
+    twice.expect_code(0);
+    assert_eq!(twice.stdout, once.stdout);
+}
+
 /// A JSON pod injected once gets an empty patch when injected again: a value of the sidecar
-/// read from YAML (`name: proxy`) is the same as the pod's (`"name": "proxy"`).
+/// read from YAML (`name: proxy`) is the same as the pod's (`"name": "proxy"`), also when the
+/// sidecar is put back whole because the pod's startup-probe annotation gave it another probe.
 #[test]
 fn an_injected_json_pod_gets_an_empty_patch() {
-    let proxy = golden("proxy.yaml");
-    let pod = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","annotations":{"readygate.dev/wait-for":"db:5432"}},"spec":{"containers":[{"name":"app","image":"a:1"}]}}"#;
-    for mode in ["native", "legacy", "universal"] {
+    let dir = TempDir::new();
+    let proxy = dir.join("proxy.yaml");
+    std::fs::write(
+        &proxy,
+        "name: proxy\nimage: p:1\ncommand: [/proxy]\nstartupProbe: {tcpSocket: {port: 1}}\n",
+    )
+    .unwrap();
+    for (mode, probed) in [
+        ("native", "proxy"),
+        ("legacy", "proxy"),
+        ("universal", "proxy-native"),
+    ] {
+        let pod = format!(
+            r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"p","annotations":{{"readygate.dev/wait-for":"db:5432","readygate.dev/startup-probe.{probed}":"http://127.0.0.1:2/ready"}}}},"spec":{{"containers":[{{"name":"app","image":"a:1"}}]}}}}"#
+        );
         let options = ["--sidecar", path(&proxy), "--mode", mode];
-        let once = inject_stdin(&options, pod);
+        let once = inject_stdin(&options, &pod);
         once.expect_code(0);
         let patch = inject_stdin(
             &[&options[..], &["--output", "patch"]].concat(),
