@@ -6,7 +6,7 @@
 //! well-behaved client (the kubelet's HTTP and gRPC probes) is answered throughout, and the
 //! log says no more than it says without the attack.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
@@ -16,7 +16,7 @@ use socket2::{Domain, Socket, Type};
 
 use crate::support::events::Stop;
 use crate::support::h2c::{self, H2c};
-use crate::support::served::{ask, Served};
+use crate::support::served::{ask, closed_within, Served};
 use crate::support::wait_until;
 
 /// Another pod's address, as the kubelet's (here 127.0.0.1) is the node's.
@@ -60,23 +60,6 @@ fn connect_from(from: IpAddr, to: SocketAddr) -> Option<TcpStream> {
 /// An h2c connection from `from`.
 fn h2c_from(from: IpAddr, to: SocketAddr) -> Option<H2c> {
     H2c::start(connect_from(from, to)?)
-}
-
-/// Whether the server closed `stream` (read within `wait`; its answers are read and dropped).
-fn closed_within(stream: &mut TcpStream, wait: Duration) -> bool {
-    stream.set_read_timeout(Some(wait)).unwrap();
-    let mut sink = [0u8; 4096];
-    let started = Instant::now();
-    while started.elapsed() < wait {
-        match stream.read(&mut sink) {
-            Ok(0) => return true,
-            Ok(_) => continue,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return false,
-            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return false,
-            Err(_) => return true,
-        }
-    }
-    false
 }
 
 /// Eight gRPC calls on one h2c connection, each sending a message that never ends, a byte

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::support::h2c::{self, H2c};
 use crate::support::http::{Answer as Scripted, HttpServer};
 use crate::support::scraped::Scrape;
-use crate::support::served::{ask, grpc_health, Served};
+use crate::support::served::{ask, closed_within, grpc_health, Served};
 
 /// The password and token given to the HTTP target: never in a scrape.
 const PASSWORD: &str = "Sup3r-secret-passw0rd";
@@ -267,23 +267,6 @@ fn refused_at_once(addr: SocketAddr) -> bool {
 
 /// The reasons a connection is evicted for (docs/cli.md).
 const REASONS: [&str; 4] = ["cap", "head_timeout", "lifetime", "read_budget"];
-
-/// Whether serve closed `stream` within `wait` (what it sends is read and dropped).
-fn closed_within(stream: &mut TcpStream, wait: Duration) -> bool {
-    stream.set_read_timeout(Some(wait)).unwrap();
-    let mut sink = [0u8; 4096];
-    let started = Instant::now();
-    while started.elapsed() < wait {
-        match stream.read(&mut sink) {
-            Ok(0) => return true,
-            Ok(_) => continue,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return false,
-            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return false,
-            Err(_) => return true,
-        }
-    }
-    false
-}
 
 #[test]
 fn evictions_are_counted_by_reason() {

@@ -160,3 +160,20 @@ pub fn grpc_health(addr: SocketAddr, service: &str, method: &str) -> String {
     );
     stdout
 }
+
+/// Whether serve closed `stream` within `wait` (what it sends is read and dropped).
+pub fn closed_within(stream: &mut std::net::TcpStream, wait: Duration) -> bool {
+    stream.set_read_timeout(Some(wait)).unwrap();
+    let mut sink = [0u8; 4096];
+    let started = Instant::now();
+    while started.elapsed() < wait {
+        match std::io::Read::read(stream, &mut sink) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return false,
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return false,
+            Err(_) => return true,
+        }
+    }
+    false
+}
